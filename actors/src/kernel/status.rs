@@ -1,0 +1,282 @@
+//! Process statuses, wait states and typed outcomes.
+
+use super::ids::{Oid, Pid};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The status of a process. Exactly these seven lowercase strings on every surface.
+///
+/// `runnable` is launch, not success; `exited` is the only success; `exited`, `failed` and
+/// `killed` are terminal and never change again.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Launched, not yet started.
+    Runnable,
+    /// Its program is executing.
+    Running,
+    /// Suspended on a saved action (a child wait, a message wait, a tool, a human).
+    WaitingEvent,
+    /// Stopped by a signal, a host gate, shutdown, or stale-execution recovery.
+    Paused,
+    /// Finished by `process_exit`: the only success.
+    Exited,
+    /// Ended by an error: panic, budget exhaustion, interrupted resume, launch failure.
+    Failed,
+    /// Ended by `cancel` or `terminate`.
+    Killed,
+}
+
+impl Status {
+    /// Every status, in declaration order.
+    pub const ALL: [Status; 7] = [
+        Status::Runnable,
+        Status::Running,
+        Status::WaitingEvent,
+        Status::Paused,
+        Status::Exited,
+        Status::Failed,
+        Status::Killed,
+    ];
+
+    /// The exact lowercase string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Runnable => "runnable",
+            Status::Running => "running",
+            Status::WaitingEvent => "waiting_event",
+            Status::Paused => "paused",
+            Status::Exited => "exited",
+            Status::Failed => "failed",
+            Status::Killed => "killed",
+        }
+    }
+
+    /// Parses the exact lowercase string.
+    pub fn parse(text: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// `exited`, `failed` or `killed`.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Status::Exited | Status::Failed | Status::Killed)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a suspended process is waiting for: its saved action. Orthogonal to `paused`: pausing a
+/// waiting process keeps its wait, and resuming it returns it to `waiting_event`.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WaitState {
+    /// A blocking `wait_child_process` on one direct child.
+    Child {
+        /// The child waited on.
+        child_pid: Pid,
+    },
+    /// A blocking receive on the process's own mailbox; the filter is kept by the mailbox layer.
+    Message {
+        /// An opaque, durable description of the saved receive.
+        filter: String,
+    },
+    /// An external tool call in flight.
+    Tool {
+        /// The tool's name.
+        tool: String,
+    },
+    /// A question to a human.
+    Human {
+        /// What was asked.
+        prompt: String,
+    },
+}
+
+impl WaitState {
+    /// The wait's kind as a lowercase word: `child`, `message`, `tool` or `human`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WaitState::Child { .. } => "child",
+            WaitState::Message { .. } => "message",
+            WaitState::Tool { .. } => "tool",
+            WaitState::Human { .. } => "human",
+        }
+    }
+}
+
+/// Why a process is paused.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PauseReason {
+    /// A `pause` signal.
+    Signal {
+        /// Who sent it.
+        sender: Sender,
+        /// The sender's reason, if any.
+        reason: Option<String>,
+    },
+    /// The runtime that owned its execution went away while it was `running`; it was not
+    /// replayed. Inspect its effects before resuming it.
+    StaleExecution {
+        /// The epoch that owned the lost execution.
+        epoch: u64,
+    },
+    /// The runtime shut down cleanly while it was running.
+    Shutdown,
+    /// The host set a resume gate on it.
+    HostGate,
+}
+
+impl PauseReason {
+    /// The reason as a lowercase word: `signal`, `stale_execution`, `shutdown` or `host_gate`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PauseReason::Signal { .. } => "signal",
+            PauseReason::StaleExecution { .. } => "stale_execution",
+            PauseReason::Shutdown => "shutdown",
+            PauseReason::HostGate => "host_gate",
+        }
+    }
+}
+
+/// Who caused a transition.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "pid", rename_all = "snake_case")]
+pub enum Sender {
+    /// A process (a parent signalling its child, or a parent whose exit ended its children).
+    Process(Pid),
+    /// The embedding application or the command line.
+    Host,
+    /// The runtime itself.
+    Runtime,
+}
+
+impl fmt::Display for Sender {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Sender::Process(pid) => write!(f, "{pid}"),
+            Sender::Host => f.write_str("host"),
+            Sender::Runtime => f.write_str("runtime"),
+        }
+    }
+}
+
+/// The lifecycle signals.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalKind {
+    /// Stop running; keeps any wait.
+    Pause,
+    /// Undo a pause; clears no wait and no host gate.
+    Resume,
+    /// End the process `killed`; rolls nothing back.
+    Cancel,
+    /// End the process `killed`; rolls nothing back.
+    Terminate,
+}
+
+impl SignalKind {
+    /// The lowercase word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignalKind::Pause => "pause",
+            SignalKind::Resume => "resume",
+            SignalKind::Cancel => "cancel",
+            SignalKind::Terminate => "terminate",
+        }
+    }
+
+    /// Parses the lowercase word.
+    pub fn parse(text: &str) -> Option<SignalKind> {
+        [SignalKind::Pause, SignalKind::Resume, SignalKind::Cancel, SignalKind::Terminate]
+            .into_iter()
+            .find(|s| s.as_str() == text)
+    }
+}
+
+/// Why a process failed.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// Its program panicked.
+    Panic,
+    /// It tried to spend past its budget.
+    BudgetExhausted,
+    /// A crash happened after its generation was claimed for resume; failing closed instead of
+    /// replaying an effect that may have completed.
+    ResumeInterrupted,
+    /// It could not be started (unknown image at start, program factory error).
+    LaunchFailed,
+    /// Its program returned an error.
+    ProgramError,
+    /// A kernel invariant was found broken for this process; it fails alone.
+    InvariantViolation,
+}
+
+impl FailureKind {
+    /// The lowercase word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Panic => "panic",
+            FailureKind::BudgetExhausted => "budget_exhausted",
+            FailureKind::ResumeInterrupted => "resume_interrupted",
+            FailureKind::LaunchFailed => "launch_failed",
+            FailureKind::ProgramError => "program_error",
+            FailureKind::InvariantViolation => "invariant_violation",
+        }
+    }
+}
+
+/// The typed outcome of a terminal process.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    /// Success: `process_exit` was called.
+    Exited {
+        /// The PROCESS_RESULT object made from the exit payload, if one was given.
+        result_oid: Option<Oid>,
+    },
+    /// Failure, with its kind and a message.
+    Failed {
+        /// What kind of failure.
+        error_kind: FailureKind,
+        /// What happened, for a person.
+        message: String,
+    },
+    /// Killed by a signal.
+    Killed {
+        /// `cancel` or `terminate`.
+        signal: SignalKind,
+        /// The sender's reason, if any.
+        reason: Option<String>,
+        /// Who sent it.
+        sender: Sender,
+    },
+}
+
+impl Outcome {
+    /// The terminal status this outcome ends in.
+    pub fn status(&self) -> Status {
+        match self {
+            Outcome::Exited { .. } => Status::Exited,
+            Outcome::Failed { .. } => Status::Failed,
+            Outcome::Killed { .. } => Status::Killed,
+        }
+    }
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}

@@ -1,0 +1,49 @@
+//! Every bound the kernel enforces, in one place, each with the reason for its value.
+
+/// Deepest process tree allowed below a root (a root has depth 0).
+/// Deep chains are a smell in delegation and every level costs a supervisor hop on each
+/// terminal notice; 64 is far beyond any real swarm yet small enough to bound recursion.
+pub const DEPTH_MAX: u32 = 64;
+
+/// Most direct children one process may have over its lifetime, terminal ones included.
+/// Terminal rows are kept for `list_child_processes`; this bounds the parent's child table.
+pub const CHILDREN_MAX: usize = 100_000;
+
+/// Longest goal text accepted at launch, in bytes. A goal is a brief, not a payload.
+pub const GOAL_BYTES_MAX: usize = 64 * 1024;
+
+/// Longest path accepted for a working directory or an inherited path, in bytes.
+pub const PATH_BYTES_MAX: usize = 4096;
+
+/// Most capability entries in one launch request.
+pub const CAPABILITY_ENTRIES_MAX: usize = 256;
+
+/// Most inherited paths in one launch request.
+pub const INHERITED_PATHS_MAX: usize = 256;
+
+/// Longest resource name of a capability grant, in bytes.
+pub const RESOURCE_BYTES_MAX: usize = 1024;
+
+/// Longest signal or failure reason kept in an outcome, in bytes (longer text is cut on a
+/// character boundary). Reasons are for people; they must not become a storage channel.
+pub const REASON_BYTES_MAX: usize = 4096;
+
+/// Largest result payload accepted by `process_exit`, in bytes of JSON.
+pub const RESULT_BYTES_MAX: usize = 1024 * 1024;
+
+/// Largest program checkpoint, in bytes.
+pub const CHECKPOINT_BYTES_MAX: usize = 16 * 1024 * 1024;
+
+/// Most tool calls in one batch.
+pub const BATCH_CALLS_MAX: usize = 128;
+
+/// Most changes the store writer folds into one transaction (group commit). Bounds the time
+/// one commit holds the write lock and the memory a batch pins.
+pub const GROUP_COMMIT_CHANGES_MAX: usize = 4096;
+
+/// Capacity of the telemetry broadcast ring. A subscriber that falls further behind is told how
+/// many events it missed (tokio's `Lagged`) instead of slowing the runtime down.
+pub const TELEMETRY_BUFFER: usize = 16 * 1024;
+
+/// Rows returned by one `list_child_processes` call.
+pub const LIST_ROWS_MAX: usize = 10_000;

@@ -1,0 +1,168 @@
+//! An in-memory store with the same semantics as the SQLite store, minus the disk.
+
+use super::{
+    Change, CommitReceipt, CommitTicket, Envelope, ObjectRecord, ProcessQuery, Store, StoreError,
+};
+use crate::kernel::capability::Grant;
+use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};
+use crate::kernel::process::ProcessRow;
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap};
+
+/// Kernel state in memory. Commits apply atomically under one short lock.
+#[derive(Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    epoch: u64,
+    processes: BTreeMap<Pid, ProcessRow>,
+    grants: BTreeMap<GrantId, Grant>,
+    objects: HashMap<Oid, ObjectRecord>,
+    checkpoints: HashMap<Pid, Envelope>,
+    failed: Option<String>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Makes every later commit fail as if a write or fsync had failed (for fail-stop tests).
+    pub fn fail_next_commit(&self, cause: &str) {
+        self.state.lock().failed = Some(cause.to_string());
+    }
+}
+
+/// Every grant derived, transitively, from `root`, including `root`.
+pub(crate) fn closure(grants: &BTreeMap<GrantId, Grant>, root: GrantId) -> Vec<GrantId> {
+    let all: Vec<Grant> = grants.values().cloned().collect();
+    crate::kernel::capability::revocation_closure(&all, root)
+}
+
+/// Checks every precondition of a change set against the state, without changing it, so that a
+/// refused change set leaves nothing behind.
+fn validate(state: &State, changes: &[Change]) -> Result<(), StoreError> {
+    let mut overlay: HashMap<GrantId, bool> = HashMap::new();
+    for change in changes {
+        match change {
+            Change::PutProcess(row) => row.check().map_err(StoreError::Corrupt)?,
+            Change::PutGrant(grant) => {
+                if let Some(source) = grant.derived_from {
+                    let live = overlay
+                        .get(&source)
+                        .copied()
+                        .or_else(|| state.grants.get(&source).map(|g| g.live))
+                        .unwrap_or(false);
+                    if !live {
+                        return Err(StoreError::SourceGrantRevoked { source_grant: source });
+                    }
+                }
+                overlay.insert(grant.id, grant.live);
+            }
+            Change::RevokeGrant(root) => {
+                for id in closure(&state.grants, *root) {
+                    overlay.insert(id, false);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
+    let mut receipt = CommitReceipt::default();
+    for change in changes {
+        match change {
+            Change::PutProcess(row) => {
+                state.processes.insert(row.pid, row);
+            }
+            Change::PutGrant(grant) => {
+                state.grants.insert(grant.id, grant);
+            }
+            Change::RevokeGrant(root) => {
+                for id in closure(&state.grants, root) {
+                    if let Some(g) = state.grants.get_mut(&id) {
+                        if g.live {
+                            g.live = false;
+                            receipt.revoked.push((id, g.holder));
+                        }
+                    }
+                }
+            }
+            Change::PutObject(obj) => {
+                state.objects.insert(obj.oid, obj);
+            }
+            Change::DeleteObject(oid) => {
+                state.objects.remove(&oid);
+            }
+            Change::PutCheckpoint { pid, envelope } => {
+                state.checkpoints.insert(pid, envelope);
+            }
+        }
+    }
+    receipt
+}
+
+impl Store for MemoryStore {
+    fn submit(&self, changes: Vec<Change>) -> CommitTicket {
+        let mut state = self.state.lock();
+        if let Some(cause) = &state.failed {
+            return CommitTicket::ready(Err(StoreError::FailStopped { cause: cause.clone() }));
+        }
+        if let Err(e) = validate(&state, &changes) {
+            return CommitTicket::ready(Err(e));
+        }
+        CommitTicket::ready(Ok(apply(&mut state, changes)))
+    }
+
+    fn begin_epoch(&self) -> Result<Epoch, StoreError> {
+        let mut state = self.state.lock();
+        state.epoch += 1;
+        Ok(Epoch(state.epoch))
+    }
+
+    fn epoch(&self) -> Result<Epoch, StoreError> {
+        Ok(Epoch(self.state.lock().epoch))
+    }
+
+    fn process(&self, pid: Pid) -> Result<Option<ProcessRow>, StoreError> {
+        Ok(self.state.lock().processes.get(&pid).cloned())
+    }
+
+    fn processes(&self, query: ProcessQuery) -> Result<Vec<ProcessRow>, StoreError> {
+        let state = self.state.lock();
+        let rows = state
+            .processes
+            .values()
+            .filter(|r| match query.parent {
+                Some(p) => r.parent == Some(p),
+                None => !query.roots_only || r.parent.is_none(),
+            })
+            .filter(|r| query.include_terminal || !r.status.is_terminal())
+            .take(query.limit.unwrap_or(usize::MAX))
+            .cloned()
+            .collect();
+        Ok(rows)
+    }
+
+    fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError> {
+        Ok(self.state.lock().grants.values().filter(|g| g.holder == holder).cloned().collect())
+    }
+
+    fn object(&self, oid: Oid) -> Result<Option<ObjectRecord>, StoreError> {
+        Ok(self.state.lock().objects.get(&oid).cloned())
+    }
+
+    fn checkpoint(&self, pid: Pid) -> Result<Option<Envelope>, StoreError> {
+        Ok(self.state.lock().checkpoints.get(&pid).cloned())
+    }
+
+    fn is_writable(&self) -> bool {
+        self.state.lock().failed.is_none()
+    }
+}

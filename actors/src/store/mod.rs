@@ -1,0 +1,220 @@
+//! The durable record of kernel state.
+//!
+//! A [`Store`] takes atomic change sets and acknowledges each only after the commit holding it
+//! is durable. Reads see committed state only. Two implementations: [`SqliteStore`] (the
+//! default: one embedded file, WAL, `synchronous=FULL`, one writer thread with group commit,
+//! readers on their own connections) and [`MemoryStore`] (tests and benches; same semantics,
+//! no disk).
+//!
+//! Fail-stop: after any failed write or fsync the store refuses every later commit with
+//! [`StoreError::FailStopped`] until it is reopened.
+
+mod envelope;
+mod memory;
+mod sqlite;
+
+pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError, PayloadKind};
+pub use memory::MemoryStore;
+pub use sqlite::SqliteStore;
+
+use crate::kernel::capability::Grant;
+use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};
+use crate::kernel::process::ProcessRow;
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// The schema version this build writes and understands.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One durable change. A change set (`Vec<Change>`) commits atomically or not at all.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// Inserts or replaces a process row.
+    PutProcess(ProcessRow),
+    /// Inserts or replaces a grant. If it derives from another grant, that grant must be live
+    /// when the change set commits, or the whole change set is rejected with
+    /// [`StoreError::SourceGrantRevoked`] (other callers' change sets in the same group commit
+    /// are unaffected).
+    PutGrant(Grant),
+    /// Revokes a grant and, in the same transaction, every grant transitively derived from it.
+    /// The commit receipt lists what was revoked.
+    RevokeGrant(GrantId),
+    /// Inserts or replaces an object's metadata and, if given, its durable payload.
+    PutObject(ObjectRecord),
+    /// Deletes an object and its payload.
+    DeleteObject(Oid),
+    /// Stores a process's program checkpoint (replacing the previous one).
+    PutCheckpoint {
+        /// The process.
+        pid: Pid,
+        /// The checkpoint, already enveloped.
+        envelope: Envelope,
+    },
+}
+
+/// Who owns an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "pid", rename_all = "snake_case")]
+pub enum ObjectOwner {
+    /// A process's own object.
+    Process(Pid),
+    /// A process's result (made by `process_exit`).
+    ProcessResult(Pid),
+    /// The host.
+    Host,
+}
+
+/// Object metadata and, for objects made durable, the payload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjectRecord {
+    /// Its id.
+    pub oid: Oid,
+    /// Its owner.
+    pub owner: ObjectOwner,
+    /// A lowercase kind, e.g. `process_result`.
+    pub kind: String,
+    /// The durable payload, if captured.
+    pub payload: Option<Envelope>,
+}
+
+/// What a commit did beyond applying its changes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommitReceipt {
+    /// Every grant revoked by `RevokeGrant` changes, with its holder.
+    pub revoked: Vec<(GrantId, Pid)>,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// An earlier write or fsync failed; nothing more is written until reopen.
+    #[error("the store stopped accepting writes after an earlier failure ({cause}); reopen it")]
+    FailStopped {
+        /// The first failure.
+        cause: String,
+    },
+    /// A write failed now; the store is fail-stopped from here on.
+    #[error("failed to commit: {0}")]
+    Write(String),
+    /// A read failed.
+    #[error("failed to read the store: {0}")]
+    Read(String),
+    /// Opening failed.
+    #[error("failed to open the store at {path}: {message}")]
+    Open {
+        /// The path.
+        path: String,
+        /// What happened.
+        message: String,
+    },
+    /// The file was written by a newer build.
+    #[error("the store has schema version {found}; this build understands up to {supported}")]
+    SchemaTooNew {
+        /// The file's version.
+        found: u32,
+        /// This build's version.
+        supported: u32,
+    },
+    /// A derived grant's source was revoked before the change set committed.
+    #[error("grant {source_grant} was revoked; nothing derived from it can be committed")]
+    SourceGrantRevoked {
+        /// The revoked source.
+        source_grant: GrantId,
+    },
+    /// The store was opened read-only (another runtime owns it).
+    #[error("the store is open read-only: another runtime owns this state directory")]
+    ReadOnly,
+    /// A row read back does not satisfy its invariants.
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+    /// The writer is gone (the store was closed).
+    #[error("the store is closed")]
+    Closed,
+}
+
+/// A pending commit: resolves once the change set is durable (or refused).
+///
+/// Cancel safety: dropping it does not cancel the commit; the change set still commits (or
+/// fails) and nobody is told.
+pub struct CommitTicket {
+    inner: TicketInner,
+}
+
+enum TicketInner {
+    Ready(Option<Result<CommitReceipt, StoreError>>),
+    Waiting(tokio::sync::oneshot::Receiver<Result<CommitReceipt, StoreError>>),
+}
+
+impl CommitTicket {
+    /// A ticket that is already resolved.
+    pub fn ready(result: Result<CommitReceipt, StoreError>) -> Self {
+        CommitTicket { inner: TicketInner::Ready(Some(result)) }
+    }
+
+    /// A ticket resolved by a writer through the paired sender.
+    pub fn channel() -> (tokio::sync::oneshot::Sender<Result<CommitReceipt, StoreError>>, Self) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        (tx, CommitTicket { inner: TicketInner::Waiting(rx) })
+    }
+}
+
+impl Future for CommitTicket {
+    type Output = Result<CommitReceipt, StoreError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.inner {
+            TicketInner::Ready(r) => Poll::Ready(r.take().unwrap_or(Err(StoreError::Closed))),
+            TicketInner::Waiting(rx) => {
+                Pin::new(rx).poll(cx).map(|r| r.unwrap_or(Err(StoreError::Closed)))
+            }
+        }
+    }
+}
+
+/// Which process rows to read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcessQuery {
+    /// Only direct children of this process.
+    pub parent: Option<Pid>,
+    /// Only roots (no parent). Ignored when `parent` is set.
+    pub roots_only: bool,
+    /// Include terminal rows.
+    pub include_terminal: bool,
+    /// At most this many rows (in pid order, i.e. creation order); `None` for all.
+    pub limit: Option<usize>,
+}
+
+/// The durable store of kernel state.
+pub trait Store: Send + Sync + 'static {
+    /// Submits an atomic change set. The ticket resolves after the commit that holds it is
+    /// durable. Concurrent submissions may share one transaction (group commit); a change set
+    /// is never split across transactions.
+    fn submit(&self, changes: Vec<Change>) -> CommitTicket;
+
+    /// Starts a new runtime epoch: durably increments and returns it. Called once per open by
+    /// the owning runtime.
+    fn begin_epoch(&self) -> Result<Epoch, StoreError>;
+
+    /// The current epoch (0 before any runtime began one).
+    fn epoch(&self) -> Result<Epoch, StoreError>;
+
+    /// One process row.
+    fn process(&self, pid: Pid) -> Result<Option<ProcessRow>, StoreError>;
+
+    /// Process rows matching the query, in pid (creation) order.
+    fn processes(&self, query: ProcessQuery) -> Result<Vec<ProcessRow>, StoreError>;
+
+    /// Every grant held by one process, live and revoked.
+    fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError>;
+
+    /// One object's metadata and durable payload.
+    fn object(&self, oid: Oid) -> Result<Option<ObjectRecord>, StoreError>;
+
+    /// A process's latest checkpoint.
+    fn checkpoint(&self, pid: Pid) -> Result<Option<Envelope>, StoreError>;
+
+    /// Whether the store refuses writes (read-only view, or fail-stopped).
+    fn is_writable(&self) -> bool;
+}

@@ -1,0 +1,2 @@
+//! The `agentvisor` command line.
+fn main() {}
