@@ -9,14 +9,13 @@
 //! - [`runtime`]: the ractor shell — one actor per live process, a root supervisor, the
 //!   host API, and the program context through which a process makes its tool calls.
 //!
-//! The tool surface in [`tools`] is how a program (or a model behind it) drives the kernel
-//! with JSON, and how the host replays scenarios.
+//! The JSON tool surface lives in the root crate; it drives the kernel through the typed calls
+//! in [`runtime::calls`].
 
 pub mod kernel;
 pub mod limits;
 pub mod runtime;
 pub mod store;
-pub mod tools;
 
 pub use kernel::ids::{Epoch, GrantId, ImageId, Oid, Pid};
 pub use kernel::status::{Outcome, Status, WaitState};

@@ -301,3 +301,30 @@ impl Account {
         self.self_spent.wall_time_ms = elapsed_ms;
     }
 }
+
+/// A child's contribution to its parent's account, for rebuilding the account from rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChildShare {
+    /// The child's limits.
+    pub limit: Budget,
+    /// What the child's subtree spent.
+    pub spent: Usage,
+    /// Whether the child is terminal (settled) or live (reserved).
+    pub terminal: bool,
+}
+
+impl Account {
+    /// Rebuilds the children part of the account from the children's rows. Recovery uses this
+    /// instead of trusting a sum that may predate the last child's end.
+    pub fn rebuild_children(&mut self, children: impl IntoIterator<Item = ChildShare>) {
+        self.children_spent = Usage::default();
+        self.children_reserved = Budget::default();
+        for child in children {
+            if child.terminal {
+                self.children_spent.add_spend(&child.spent);
+            } else {
+                self.reserve_child(&child.limit);
+            }
+        }
+    }
+}

@@ -1,1 +1,418 @@
-//! runtime
+//! The ractor shell around the kernel, and the host API.
+//!
+//! [`Runtime`] opens a state directory (or runs in memory), recovers what an earlier runtime
+//! left, restarts one actor per live process under a root supervisor, and gives the host its
+//! calls: launch roots, act as a process, signal and gate any process, revoke grants, read
+//! state, subscribe to telemetry, and shut down.
+
+mod actor;
+pub mod calls;
+mod context;
+pub mod ids;
+pub mod lock;
+pub mod program;
+mod recovery;
+mod shared;
+mod supervisor;
+pub mod telemetry;
+
+pub use actor::ProcessMsg;
+pub use context::{BatchItem, ProcessContext};
+pub use recovery::RecoveryReport;
+
+use crate::kernel::budget::Budget;
+use crate::kernel::capability::{self, CapabilityRequest, Grant};
+use crate::kernel::ids::{Epoch, GrantId, IdSource, ImageId, Oid, Pid};
+use crate::kernel::path;
+use crate::kernel::process::ProcessRow;
+use crate::kernel::status::{Sender, SignalKind};
+use crate::limits;
+use crate::store::{Change, MemoryStore, ObjectRecord, ProcessQuery, SqliteStore, Store, StoreError};
+use actor::{ProcessActor, ProcessArgs};
+use calls::{Call, CallOk, SignalResult, ToolError};
+use lock::{DirLock, LockAttempt};
+use program::{Image, ImageRegistry};
+use ractor::{Actor, ActorRef};
+use ractor::rpc::CallResult;
+use shared::Shared;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use supervisor::{RootSupervisor, SupervisorMsg};
+use telemetry::{KernelEvent, Telemetry};
+use tokio::sync::broadcast;
+
+/// The database file inside a state directory.
+pub const DB_FILE: &str = "agentvisor.db";
+
+/// What a runtime is opened with.
+#[derive(Clone, Debug, Default)]
+pub struct RuntimeOptions {
+    /// The images processes may run. Fixed for the runtime's life, so recovery can restart
+    /// any process it finds.
+    pub images: ImageRegistry,
+}
+
+impl RuntimeOptions {
+    /// Options with no images.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds an image.
+    pub fn image(mut self, image: Image) -> Self {
+        self.images.register(image);
+        self
+    }
+}
+
+/// What the host gives a root process.
+#[derive(Clone, Debug)]
+pub struct RootSpec {
+    /// Its goal.
+    pub goal: String,
+    /// Its image.
+    pub image: ImageId,
+    /// Its absolute working directory.
+    pub cwd: String,
+    /// Grants made by the host (the root of all authority).
+    pub capabilities: Vec<CapabilityRequest>,
+    /// Its budget; `Budget::UNLIMITED` for none.
+    pub budget: Budget,
+}
+
+/// Why a host call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// A store failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The state directory cannot be used.
+    #[error("failed to use the state directory {path}: {message}")]
+    StateDir {
+        /// The directory.
+        path: PathBuf,
+        /// What happened.
+        message: String,
+    },
+    /// This runtime is a read-only view: another runtime owns the directory.
+    #[error("this is a read-only view: another runtime owns the state directory")]
+    ReadOnly,
+    /// The image is not registered.
+    #[error("unknown image {0:?}")]
+    UnknownImage(String),
+    /// A bad root specification.
+    #[error("invalid root: {0}")]
+    InvalidRoot(String),
+    /// No such process.
+    #[error("unknown process {0}")]
+    UnknownProcess(Pid),
+    /// The actor system failed.
+    #[error("failed to start an actor: {0}")]
+    Actor(String),
+    /// A call was refused.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+}
+
+/// A running (or read-only) agentvisor runtime.
+pub struct Runtime {
+    shared: Arc<Shared>,
+    supervisor: Option<ActorRef<SupervisorMsg>>,
+    report: RecoveryReport,
+    state_dir: Option<PathBuf>,
+    _lock: Option<DirLock>,
+}
+
+impl Runtime {
+    /// Opens the state directory `dir` (created if missing). If another live runtime owns it,
+    /// the result is a read-only view that never recovers or changes anything; otherwise this
+    /// runtime takes the lock, starts a new epoch, recovers, and restarts every live process.
+    pub async fn open(dir: impl AsRef<Path>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
+        let dir = dir.as_ref().to_path_buf();
+        let state_err = |e: std::io::Error| RuntimeError::StateDir { path: dir.clone(), message: e.to_string() };
+        std::fs::create_dir_all(&dir).map_err(state_err)?;
+        let db = dir.join(DB_FILE);
+        match lock::try_lock(&dir).map_err(state_err)? {
+            LockAttempt::Owned(lock) => {
+                let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db)?);
+                let mut rt = Self::start(store, options).await?;
+                rt.state_dir = Some(dir);
+                rt._lock = Some(lock);
+                Ok(rt)
+            }
+            LockAttempt::HeldElsewhere => {
+                let store: Arc<dyn Store> = Arc::new(SqliteStore::open_read_only(&db)?);
+                Ok(Self::read_only(store, options, Some(dir)))
+            }
+        }
+    }
+
+    /// Opens only a read-only view of `dir`, whether or not a runtime owns it.
+    pub fn open_read_only(dir: impl AsRef<Path>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
+        let dir = dir.as_ref().to_path_buf();
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open_read_only(&dir.join(DB_FILE))?);
+        Ok(Self::read_only(store, options, Some(dir)))
+    }
+
+    /// A runtime on a fresh in-memory store.
+    pub async fn in_memory(options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
+        Self::start(Arc::new(MemoryStore::new()), options).await
+    }
+
+    /// A runtime owning `store` (which must not be in use by another runtime): starts a new
+    /// epoch, recovers, and restarts every live process.
+    pub async fn start(store: Arc<dyn Store>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
+        let epoch = store.begin_epoch()?;
+        let (live, report) = recovery::recover(store.as_ref()).await?;
+        let shared = Arc::new(Shared {
+            store,
+            images: options.images,
+            registry: Default::default(),
+            telemetry: Telemetry::default(),
+            epoch,
+        });
+        let (supervisor, _) = Actor::spawn(None, RootSupervisor { shared: shared.clone() }, ())
+            .await
+            .map_err(|e| RuntimeError::Actor(e.to_string()))?;
+        let rt = Runtime { shared, supervisor: Some(supervisor), report, state_dir: None, _lock: None };
+        // Roots first; each actor restarts its own live children.
+        for row in live.into_iter().filter(|r| r.parent.is_none()) {
+            let grants = rt.shared.store.grants_of(row.pid)?;
+            rt.spawn_root_actor(row, grants, true).await?;
+        }
+        Ok(rt)
+    }
+
+    fn read_only(store: Arc<dyn Store>, options: RuntimeOptions, dir: Option<PathBuf>) -> Runtime {
+        let epoch = store.epoch().unwrap_or_default();
+        let shared = Arc::new(Shared {
+            store,
+            images: options.images,
+            registry: Default::default(),
+            telemetry: Telemetry::default(),
+            epoch,
+        });
+        Runtime { shared, supervisor: None, report: RecoveryReport::default(), state_dir: dir, _lock: None }
+    }
+
+    async fn spawn_root_actor(&self, row: ProcessRow, grants: Vec<Grant>, recovering: bool) -> Result<(), RuntimeError> {
+        let supervisor = self.supervisor.as_ref().ok_or(RuntimeError::ReadOnly)?;
+        let pid = row.pid;
+        let actor = ProcessActor { shared: self.shared.clone() };
+        let (actor_ref, _) =
+            Actor::spawn_linked(None, actor, ProcessArgs { row, grants, recovering }, supervisor.get_cell())
+                .await
+                .map_err(|e| RuntimeError::Actor(e.to_string()))?;
+        let _ = supervisor.cast(SupervisorMsg::RootStarted(actor_ref.get_id(), pid));
+        Ok(())
+    }
+
+    /// Whether this is a read-only view.
+    pub fn is_read_only(&self) -> bool {
+        self.supervisor.is_none()
+    }
+
+    /// What recovery did when this runtime opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.report
+    }
+
+    /// This runtime's epoch.
+    pub fn epoch(&self) -> Epoch {
+        self.shared.epoch
+    }
+
+    /// The state directory, if opened from one.
+    pub fn state_dir(&self) -> Option<&Path> {
+        self.state_dir.as_deref()
+    }
+
+    /// The store (read it; write only through the runtime).
+    pub fn store(&self) -> Arc<dyn Store> {
+        self.shared.store.clone()
+    }
+
+    /// Registered images.
+    pub fn images(&self) -> &ImageRegistry {
+        &self.shared.images
+    }
+
+    /// Launches a root process with host-made grants.
+    pub async fn spawn_root(&self, spec: RootSpec) -> Result<Pid, RuntimeError> {
+        if self.is_read_only() {
+            return Err(RuntimeError::ReadOnly);
+        }
+        if !self.shared.images.contains(&spec.image) {
+            return Err(RuntimeError::UnknownImage(spec.image.0));
+        }
+        if spec.goal.trim().is_empty() || spec.goal.len() > limits::GOAL_BYTES_MAX {
+            return Err(RuntimeError::InvalidRoot("the goal must be 1 to 65536 bytes".into()));
+        }
+        let cwd = path::resolve("/", &spec.cwd).map_err(|e| RuntimeError::InvalidRoot(e.to_string()))?;
+        if !spec.cwd.starts_with('/') {
+            return Err(RuntimeError::InvalidRoot(format!("the root cwd {:?} must be absolute", spec.cwd)));
+        }
+        let mut ids = ids::UuidV7Ids;
+        let pid = ids.pid();
+        let grants = spec
+            .capabilities
+            .iter()
+            .map(|req| capability::host_grant(req, pid, ids.grant()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| RuntimeError::InvalidRoot(e.to_string()))?;
+        let row = ProcessRow::launched(pid, None, 0, spec.image, cwd, spec.goal, spec.budget);
+        let mut changes = vec![Change::PutProcess(row.clone())];
+        changes.extend(grants.iter().cloned().map(Change::PutGrant));
+        self.shared.store.submit(changes).await?;
+        self.shared.telemetry.publish(KernelEvent::ProcessLaunched {
+            pid,
+            parent: None,
+            image: row.image.clone(),
+            depth: 0,
+        });
+        self.spawn_root_actor(row, grants, false).await?;
+        Ok(pid)
+    }
+
+    fn actor(&self, pid: Pid) -> Result<ActorRef<ProcessMsg>, ToolError> {
+        if let Some(actor) = self.shared.registry.get(&pid) {
+            return Ok(actor.clone());
+        }
+        match self.shared.store.process(pid) {
+            Ok(Some(row)) if row.status.is_terminal() => Err(ToolError::terminal(pid, row.status)),
+            Ok(Some(_)) if self.is_read_only() => {
+                Err(ToolError::new("read_only", "this is a read-only view of the state directory"))
+            }
+            Ok(Some(_)) => Err(ToolError::process_ended(pid)),
+            Ok(None) => Err(ToolError::new("unknown_process", format!("no process {pid}"))),
+            Err(e) => Err(ToolError::store(&e)),
+        }
+    }
+
+    /// Makes a call as process `pid`, exactly as its program would.
+    pub async fn call_as(&self, pid: Pid, call: Call) -> Result<CallOk, ToolError> {
+        let actor = self.actor(pid)?;
+        match actor.call(|reply| ProcessMsg::Call(call, reply), None).await {
+            Ok(CallResult::Success(result)) => result,
+            _ => Err(ToolError::process_ended(pid)),
+        }
+    }
+
+    /// Signals any process (the host is not limited to direct children).
+    pub async fn signal(&self, pid: Pid, signal: SignalKind, reason: Option<String>) -> Result<SignalResult, ToolError> {
+        let actor = self.actor(pid)?;
+        let sent = actor
+            .call(|reply| ProcessMsg::Signal { signal, reason, sender: Sender::Host, reply: Some(reply) }, None)
+            .await;
+        match sent {
+            Ok(CallResult::Success(Ok(CallOk::Signalled(result)))) => Ok(result),
+            Ok(CallResult::Success(Err(e))) => Err(e),
+            _ => Err(ToolError::process_ended(pid)),
+        }
+    }
+
+    /// Sets the host-only resume gate: pauses a live process, and no resume takes effect until
+    /// [`Self::clear_gate`].
+    pub async fn set_gate(&self, pid: Pid, reason: &str) -> Result<ProcessRow, ToolError> {
+        self.gate(pid, Some(reason.to_string())).await
+    }
+
+    /// Clears the host gate; does not resume.
+    pub async fn clear_gate(&self, pid: Pid) -> Result<ProcessRow, ToolError> {
+        self.gate(pid, None).await
+    }
+
+    async fn gate(&self, pid: Pid, reason: Option<String>) -> Result<ProcessRow, ToolError> {
+        let actor = self.actor(pid)?;
+        match actor.call(|reply| ProcessMsg::Gate { reason, reply }, None).await {
+            Ok(CallResult::Success(result)) => result,
+            _ => Err(ToolError::process_ended(pid)),
+        }
+    }
+
+    /// Revokes a grant and everything derived from it, in one transaction, then tells the
+    /// holders. Returns every revoked grant with its holder.
+    pub async fn revoke(&self, grant: GrantId) -> Result<Vec<(GrantId, Pid)>, RuntimeError> {
+        if self.is_read_only() {
+            return Err(RuntimeError::ReadOnly);
+        }
+        let receipt = self.shared.store.submit(vec![Change::RevokeGrant(grant)]).await?;
+        let mut by_holder: std::collections::HashMap<Pid, Vec<GrantId>> = Default::default();
+        for (id, holder) in &receipt.revoked {
+            by_holder.entry(*holder).or_default().push(*id);
+        }
+        for (holder, ids) in by_holder {
+            if let Some(actor) = self.shared.registry.get(&holder) {
+                let _ = actor.cast(ProcessMsg::GrantsRevoked(ids));
+            }
+        }
+        Ok(receipt.revoked)
+    }
+
+    /// One process's committed row.
+    pub fn process(&self, pid: Pid) -> Result<Option<ProcessRow>, RuntimeError> {
+        Ok(self.shared.store.process(pid)?)
+    }
+
+    /// Committed rows matching a query.
+    pub fn processes(&self, query: ProcessQuery) -> Result<Vec<ProcessRow>, RuntimeError> {
+        Ok(self.shared.store.processes(query)?)
+    }
+
+    /// A process's grants.
+    pub fn grants_of(&self, pid: Pid) -> Result<Vec<Grant>, RuntimeError> {
+        Ok(self.shared.store.grants_of(pid)?)
+    }
+
+    /// An object's metadata and durable payload.
+    pub fn object(&self, oid: Oid) -> Result<Option<ObjectRecord>, RuntimeError> {
+        Ok(self.shared.store.object(oid)?)
+    }
+
+    /// Subscribes to kernel telemetry from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<KernelEvent> {
+        self.shared.telemetry.subscribe()
+    }
+
+    /// Waits until `pid` is terminal and returns its final row.
+    ///
+    /// Cancel safety: dropping the future changes nothing.
+    pub async fn wait_terminal(&self, pid: Pid) -> Result<ProcessRow, RuntimeError> {
+        let mut events = self.subscribe();
+        loop {
+            match self.shared.store.process(pid)? {
+                None => return Err(RuntimeError::UnknownProcess(pid)),
+                Some(row) if row.status.is_terminal() => return Ok(row),
+                Some(_) => {}
+            }
+            if self.is_read_only() {
+                return Err(RuntimeError::ReadOnly);
+            }
+            loop {
+                match events.recv().await {
+                    Ok(KernelEvent::ProcessTransition { pid: p, to, .. }) if p == pid && to.is_terminal() => break,
+                    Ok(_) => {}
+                    Err(broadcast::error::RecvError::Lagged(_)) => break,
+                    Err(broadcast::error::RecvError::Closed) => return Err(RuntimeError::ReadOnly),
+                }
+            }
+        }
+    }
+
+    /// Shuts down: stops every subtree leaves-first (a `running` process is paused with reason
+    /// `shutdown`; waiting, paused and runnable rows keep their state), waits for their
+    /// commits, and stops the supervisor. No `running` row is left behind.
+    pub async fn shutdown(self) -> Result<(), RuntimeError> {
+        let Some(supervisor) = self.supervisor.clone() else { return Ok(()) };
+        let roots = self.shared.store.processes(ProcessQuery { roots_only: true, ..ProcessQuery::default() })?;
+        for root in roots {
+            let actor = self.shared.registry.get(&root.pid).map(|a| a.clone());
+            if let Some(actor) = actor {
+                let _ = actor.call(ProcessMsg::Shutdown, None).await;
+            }
+        }
+        supervisor.stop_and_wait(None, None).await.map_err(|e| RuntimeError::Actor(e.to_string()))?;
+        Ok(())
+    }
+}

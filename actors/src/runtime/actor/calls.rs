@@ -1,0 +1,291 @@
+//! The kernel calls a process makes.
+
+use super::lifecycle::ready_result;
+use super::{ProcessActor, ProcessMsg, ProcessState, Reply};
+use crate::kernel::budget::Usage;
+use crate::kernel::ids::Pid;
+use crate::kernel::launch::{self, LaunchRequest, Parent};
+use crate::kernel::process::Event;
+use crate::kernel::status::{FailureKind, Status, WaitState};
+use crate::limits;
+use crate::runtime::calls::{
+    Call, CallOk, ChildList, ChildRow, Done, GrantView, Launched, ObjectView, ToolError,
+    WaitResult,
+};
+use crate::runtime::ids::UuidV7Ids;
+use crate::runtime::telemetry::KernelEvent;
+use crate::store::{Change, Envelope, ObjectOwner, ProcessQuery, StoreError};
+use ractor::ActorRef;
+
+impl ProcessActor {
+    pub(crate) async fn on_call(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        call: Call,
+        reply: Reply,
+    ) {
+        if state.ending.is_some() || state.row.status.is_terminal() {
+            let _ = reply.send(Err(ToolError::process_ended(state.pid())));
+            return;
+        }
+        if state.row.status == Status::Paused {
+            state.held.push_back((call, reply));
+            return;
+        }
+        if state.row.status != Status::Running {
+            let _ = reply.send(Err(ToolError::new(
+                "not_running",
+                format!("{} is {}; only a running process makes calls", state.pid(), state.row.status),
+            )));
+            return;
+        }
+        if call.counts_as_tool_call() {
+            let one = Usage { tool_calls: 1, ..Usage::default() };
+            if let Err(e) = state.row.account.charge(&one) {
+                self.exhaust(myself, state, e.to_string(), reply).await;
+                return;
+            }
+        }
+        let result = match call {
+            Call::Spawn(request) => self.spawn(myself, state, request).await,
+            Call::List { include_terminal } => self.list(state, include_terminal),
+            Call::Wait { child_pid, block } => {
+                match self.wait(state, child_pid, block, reply).await {
+                    Some((result, reply)) => {
+                        let _ = reply.send(result);
+                    }
+                    None => {} // suspended: answered when the child ends
+                }
+                return;
+            }
+            Call::Signal { child_pid, signal, reason } => {
+                match self.direct_child(state, child_pid) {
+                    Err(e) => Err(e),
+                    Ok(child) if child.status.is_terminal() => {
+                        Err(ToolError::terminal(child.pid, child.status))
+                    }
+                    Ok(_) => {
+                        let forwarded = self.shared.registry.get(&child_pid).map(|actor| {
+                            actor.cast(ProcessMsg::Signal {
+                                signal,
+                                reason,
+                                sender: crate::kernel::status::Sender::Process(state.pid()),
+                                reply: Some(reply),
+                            })
+                        });
+                        if let Some(Err(ractor::MessagingErr::SendErr(ProcessMsg::Signal {
+                            reply: Some(reply),
+                            ..
+                        }))) = forwarded
+                        {
+                            let _ = reply.send(Err(ToolError::process_ended(child_pid)));
+                        }
+                        // Answered by the child (or above); nothing more to do here.
+                        return;
+                    }
+                }
+            }
+            Call::Exit { payload } => {
+                if let Some(p) = &payload {
+                    let size = p.to_string().len();
+                    if size > limits::RESULT_BYTES_MAX {
+                        let _ = reply.send(Err(ToolError::new(
+                            "payload_too_large",
+                            format!("the exit payload is {size} bytes; the limit is {}", limits::RESULT_BYTES_MAX),
+                        )));
+                        return;
+                    }
+                }
+                self.begin_ending(myself, state, Event::Exit { result_oid: None }, Some((payload, reply)))
+                    .await;
+                return;
+            }
+            Call::ReadObject { oid } => self.read_object(state, oid),
+            Call::Charge(usage) => match state.row.account.charge(&usage) {
+                Ok(()) => self.persist_row(state).await.map(|_| done(state)),
+                Err(e) => {
+                    self.exhaust(myself, state, e.to_string(), reply).await;
+                    return;
+                }
+            },
+            Call::Checkpoint(bytes) => self.checkpoint(state, bytes).await,
+        };
+        let _ = reply.send(result);
+    }
+
+    async fn exhaust(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        message: String,
+        reply: Reply,
+    ) {
+        let _ = reply.send(Err(ToolError::new("budget_exhausted", message.clone())));
+        let event = Event::Fail { kind: FailureKind::BudgetExhausted, message };
+        self.begin_ending(myself, state, event, None).await;
+    }
+
+    async fn spawn(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        request: LaunchRequest,
+    ) -> Result<CallOk, ToolError> {
+        let elapsed_ms = state.wall_before_ms
+            + state.started_at.map_or(0, |s| u64::try_from(s.elapsed().as_millis()).unwrap_or(u64::MAX));
+        let parent =
+            Parent { row: &state.row, grants: &state.grants, elapsed_ms, children: state.children_total };
+        let images = &self.shared.images;
+        let plan = launch::plan_launch(parent, &request, &|id| images.contains(id), &mut UuidV7Ids);
+        let plan = match plan {
+            Ok(plan) => plan,
+            Err(denied) => {
+                self.shared.telemetry.publish(KernelEvent::LaunchDenied {
+                    parent: state.pid(),
+                    code: denied.code().to_string(),
+                    message: denied.to_string(),
+                });
+                return Err(denied.into());
+            }
+        };
+        let mut parent_row = state.row.clone();
+        parent_row.account = plan.parent_account;
+        let mut changes = vec![Change::PutProcess(plan.child.clone())];
+        changes.extend(plan.grants.iter().cloned().map(Change::PutGrant));
+        changes.push(Change::PutProcess(parent_row.clone()));
+        match self.shared.store.submit(changes).await {
+            Ok(_) => {}
+            Err(StoreError::SourceGrantRevoked { source_grant }) => {
+                // Revoked between our check and the commit: refresh and refuse.
+                if let Ok(grants) = self.shared.store.grants_of(state.pid()) {
+                    state.grants = grants;
+                }
+                return Err(ToolError::new(
+                    "capability_revoked",
+                    format!("launch denied: grant {source_grant} was revoked while the launch was committing"),
+                ));
+            }
+            Err(e) => return Err(ToolError::store(&e)),
+        }
+        state.row = parent_row;
+        state.children_total += 1;
+        let child = plan.child;
+        let launched = Launched {
+            pid: child.pid,
+            status: child.status,
+            image: child.image.clone(),
+            cwd: child.cwd.clone(),
+            depth: child.depth,
+            state_generation: child.state_generation,
+            resource_budget: child.account.limit,
+            capabilities: plan.grants.iter().map(GrantView::from).collect(),
+        };
+        self.shared.telemetry.publish(KernelEvent::ProcessLaunched {
+            pid: child.pid,
+            parent: child.parent,
+            image: child.image.clone(),
+            depth: child.depth,
+        });
+        let pid = child.pid;
+        if let Err(e) = self.spawn_child_actor(myself, state, child, plan.grants, false).await {
+            let message = format!("its actor could not start: {e}");
+            if let Some(row) = crate::runtime::recovery::fail_orphaned_subtree(&self.shared, pid, &message).await {
+                state.live_children.insert(pid);
+                self.on_child_ended(myself, state, row).await;
+            }
+        }
+        Ok(CallOk::Spawned(launched))
+    }
+
+    fn list(&self, state: &ProcessState, include_terminal: bool) -> Result<CallOk, ToolError> {
+        let query = ProcessQuery {
+            parent: Some(state.pid()),
+            include_terminal,
+            limit: Some(limits::LIST_ROWS_MAX + 1),
+            ..ProcessQuery::default()
+        };
+        let mut rows = self.shared.store.processes(query).map_err(|e| ToolError::store(&e))?;
+        let has_more = rows.len() > limits::LIST_ROWS_MAX;
+        rows.truncate(limits::LIST_ROWS_MAX);
+        Ok(CallOk::Listed(ChildList { children: rows.iter().map(ChildRow::from).collect(), has_more }))
+    }
+
+    /// Answers a wait now (`Some`) or suspends the caller and keeps the reply (`None`).
+    async fn wait(
+        &self,
+        state: &mut ProcessState,
+        child_pid: Pid,
+        block: bool,
+        reply: Reply,
+    ) -> Option<(Result<CallOk, ToolError>, Reply)> {
+        let child = match self.direct_child(state, child_pid) {
+            Ok(child) => child,
+            Err(e) => return Some((Err(e), reply)),
+        };
+        if child.status.is_terminal() {
+            return Some((Ok(CallOk::Waited(ready_result(&child, false))), reply));
+        }
+        if !block {
+            let result = WaitResult { ready: false, ..ready_result(&child, false) };
+            return Some((Ok(CallOk::Waited(result)), reply));
+        }
+        let event = Event::BeginWait(WaitState::Child { child_pid });
+        if let Err(e) = self.transition(state, event, Vec::new()).await {
+            return Some((Err(e), reply));
+        }
+        state.pending_wait = Some((child_pid, reply));
+        None
+    }
+
+    fn read_object(&self, state: &ProcessState, oid: crate::kernel::ids::Oid) -> Result<CallOk, ToolError> {
+        let record = self
+            .shared
+            .store
+            .object(oid)
+            .map_err(|e| ToolError::store(&e))?
+            .ok_or_else(|| ToolError::new("unknown_object", format!("no object {oid}")))?;
+        let me = state.pid();
+        let allowed = match record.owner {
+            ObjectOwner::Process(p) | ObjectOwner::ProcessResult(p) if p == me => true,
+            ObjectOwner::ProcessResult(p) => {
+                matches!(self.shared.store.process(p), Ok(Some(row)) if row.parent == Some(me))
+            }
+            _ => false,
+        };
+        if !allowed {
+            return Err(ToolError::new(
+                "object_access_denied",
+                format!("{me} holds no handle to {oid}: only its own objects and its direct children's results are readable"),
+            ));
+        }
+        let payload = record.payload.as_ref().and_then(|env| env.to_json().ok());
+        Ok(CallOk::Object(ObjectView {
+            oid,
+            kind: record.kind,
+            materialized: payload.is_some(),
+            payload,
+        }))
+    }
+
+    async fn checkpoint(&self, state: &mut ProcessState, bytes: Vec<u8>) -> Result<CallOk, ToolError> {
+        if bytes.len() > limits::CHECKPOINT_BYTES_MAX {
+            return Err(ToolError::new(
+                "checkpoint_too_large",
+                format!("the checkpoint is {} bytes; the limit is {}", bytes.len(), limits::CHECKPOINT_BYTES_MAX),
+            ));
+        }
+        let put = Change::PutCheckpoint { pid: state.pid(), envelope: Envelope::bytes(bytes) };
+        if state.row.resume_claim.is_some() {
+            self.transition(state, Event::Progress, vec![put]).await?;
+        } else {
+            let changes = vec![put, Change::PutProcess(state.row.clone())];
+            self.shared.store.submit(changes).await.map_err(|e| ToolError::store(&e))?;
+        }
+        Ok(done(state))
+    }
+}
+
+fn done(state: &ProcessState) -> CallOk {
+    CallOk::Done(Done { state_generation: state.row.state_generation })
+}

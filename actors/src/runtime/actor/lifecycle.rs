@@ -1,0 +1,422 @@
+//! Starting, suspending, resuming and ending a process.
+
+use super::{Ending, ProcessActor, ProcessMsg, ProcessState, Reply, Run};
+use crate::kernel::ids::IdSource;
+use crate::kernel::process::Event;
+use crate::kernel::status::{FailureKind, PauseReason, Sender, SignalKind, Status, WaitState};
+use crate::runtime::calls::{CallOk, ExitResult, SignalResult, ToolError, WaitResult};
+use crate::runtime::context::ProcessContext;
+use crate::runtime::ids::UuidV7Ids;
+use crate::runtime::program::{ProgramStart, StartKind};
+use crate::runtime::telemetry::KernelEvent;
+use crate::store::{Change, Envelope, ObjectOwner, ObjectRecord};
+use ractor::ActorRef;
+use std::time::Duration;
+
+impl ProcessActor {
+    /// Commits one event (plus extra changes) and only then adopts the new row and publishes
+    /// it. On refusal or store failure nothing changes in memory.
+    pub(crate) async fn transition(
+        &self,
+        state: &mut ProcessState,
+        event: Event,
+        extra: Vec<Change>,
+    ) -> Result<(), ToolError> {
+        let mut next = state.row.clone();
+        let from = next.status;
+        let name = event.name();
+        next.apply(event)?;
+        if let Some(started) = state.started_at {
+            if next.status.is_terminal() {
+                let elapsed = state.wall_before_ms + elapsed_ms(started);
+                next.account.record_wall_time(elapsed);
+            }
+        }
+        let mut changes = extra;
+        changes.push(Change::PutProcess(next.clone()));
+        self.shared.store.submit(changes).await.map_err(|e| ToolError::store(&e))?;
+        state.row = next;
+        self.shared.telemetry.publish(KernelEvent::ProcessTransition {
+            pid: state.row.pid,
+            transition: name,
+            from,
+            to: state.row.status,
+            state_generation: state.row.state_generation,
+            outcome: state.row.outcome.clone(),
+        });
+        Ok(())
+    }
+
+    /// Commits the row as it is in memory (an account change; no transition).
+    pub(crate) async fn persist_row(&self, state: &ProcessState) -> Result<(), ToolError> {
+        self.shared
+            .store
+            .submit(vec![Change::PutProcess(state.row.clone())])
+            .await
+            .map(|_| ())
+            .map_err(|e| ToolError::store(&e))
+    }
+
+    /// Brings a process whose actor just started into the execution its row calls for.
+    pub(crate) async fn enter(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
+        match state.row.status {
+            Status::Runnable => self.start_fresh(myself, state).await,
+            Status::WaitingEvent => self.rearm_wait(myself, state).await,
+            // Paused stays paused until a resume; terminal rows get no actor; a `running`
+            // row was turned `paused` or `failed` by recovery before any actor started.
+            _ => {}
+        }
+    }
+
+    pub(crate) async fn start_fresh(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
+        let epoch = self.shared.epoch;
+        if let Err(e) = self.transition(state, Event::Start { epoch }, Vec::new()).await {
+            tracing::error!(pid = %state.pid(), error = %e, "failed to start a process");
+            return;
+        }
+        self.launch_program(myself, state, StartKind::Fresh).await;
+    }
+
+    /// A durable child wait with no live execution behind it (after a reopen): completes it
+    /// now if the child already ended, or when its end is reported.
+    pub(crate) async fn rearm_wait(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
+        let Some(WaitState::Child { child_pid }) = state.row.wait_state.clone() else {
+            return;
+        };
+        match self.shared.store.process(child_pid) {
+            Ok(Some(child)) if child.status.is_terminal() => {
+                self.complete_wait(myself, state, &child).await;
+            }
+            Ok(Some(_)) => {}
+            _ => {
+                let event = Event::Fail {
+                    kind: FailureKind::InvariantViolation,
+                    message: format!("its saved wait names {child_pid}, which has no row"),
+                };
+                self.begin_ending(myself, state, event, None).await;
+            }
+        }
+    }
+
+    /// The waited child is terminal: resume the saved action.
+    pub(crate) async fn complete_wait(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        child: &crate::kernel::process::ProcessRow,
+    ) {
+        let restart = state.run.is_none();
+        let pending = state.pending_wait.take().map(|(_, reply)| reply);
+        let event = Event::WaitSatisfied { epoch: self.shared.epoch, claim: restart };
+        let was_paused = state.row.status == Status::Paused;
+        if let Err(e) = self.transition(state, event, Vec::new()).await {
+            if let Some(reply) = pending {
+                let _ = reply.send(Err(e));
+            }
+            return;
+        }
+        let result = ready_result(child, true);
+        if was_paused {
+            state.deferred_wait = Some((result, pending));
+            return;
+        }
+        if restart {
+            if state.started_at.is_none() {
+                state.started_at = Some(tokio::time::Instant::now());
+            }
+            self.launch_program(myself, state, StartKind::Restarted { completed_wait: Some(result) })
+                .await;
+        } else if let Some(reply) = pending {
+            let _ = reply.send(Ok(CallOk::Waited(result)));
+        }
+    }
+
+    /// Starts a program execution in its own task.
+    pub(crate) async fn launch_program(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        kind: StartKind,
+    ) {
+        let pid = state.pid();
+        let checkpoint = match self.shared.store.checkpoint(pid) {
+            Ok(c) => c.map(|e| e.body),
+            Err(e) => {
+                tracing::warn!(%pid, error = %e, "failed to read a checkpoint");
+                None
+            }
+        };
+        let start = ProgramStart { goal: state.row.goal.clone(), kind, checkpoint };
+        let program = match self.shared.images.get(&state.row.image) {
+            None => Err(format!("image {:?} is not registered in this runtime", state.row.image.0)),
+            Some(image) => (image.factory)(&start).map_err(|e| e.0),
+        };
+        let program = match program {
+            Ok(p) => p,
+            Err(message) => {
+                let event = Event::Fail { kind: FailureKind::LaunchFailed, message };
+                self.begin_ending(myself, state, event, None).await;
+                return;
+            }
+        };
+        state.runs += 1;
+        let run = state.runs;
+        if state.started_at.is_none() {
+            state.started_at = Some(tokio::time::Instant::now());
+        }
+        let ctx = ProcessContext::new(pid, start, myself.clone());
+        let task = tokio::spawn(program.run(ctx));
+        let abort = task.abort_handle();
+        let me = myself.clone();
+        tokio::spawn(async move {
+            let result = match task.await {
+                Ok(result) => Ok(result),
+                Err(e) if e.is_panic() => Err(panic_message(e.into_panic())),
+                Err(_) => return, // aborted: the actor already decided the outcome
+            };
+            let _ = me.cast(ProcessMsg::ProgramEnded { run, result });
+        });
+        state.run = Some(Run { id: run, abort });
+        if let Some(limit) = state.row.account.limit.wall_time_ms {
+            let spent = state.wall_before_ms;
+            let left = limit.saturating_sub(spent);
+            myself.send_after(Duration::from_millis(left), move || ProcessMsg::WallTimeExpired { run });
+        }
+    }
+
+    pub(crate) async fn on_program_ended(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        run: u64,
+        result: Result<crate::runtime::program::ProgramResult, String>,
+    ) {
+        if state.run.as_ref().is_none_or(|r| r.id != run) || state.ending.is_some() {
+            return;
+        }
+        state.run = None;
+        let event = match result {
+            Ok(Ok(())) => Event::Exit { result_oid: None },
+            Ok(Err(e)) => Event::Fail { kind: FailureKind::ProgramError, message: e.0 },
+            Err(panic) => Event::Fail { kind: FailureKind::Panic, message: format!("panicked: {panic}") },
+        };
+        if state.row.status == Status::Paused && matches!(event, Event::Exit { .. }) {
+            state.ended_while_paused = Some(event);
+            return;
+        }
+        let event = match (event, state.row.status) {
+            // A program that returned while its wait was pending abandoned the wait.
+            (Event::Exit { .. }, Status::WaitingEvent) => Event::Fail {
+                kind: FailureKind::ProgramError,
+                message: "the program returned while its wait was pending".into(),
+            },
+            (event, _) => event,
+        };
+        self.begin_ending(myself, state, event, None).await;
+    }
+
+    /// Starts ending the process: stops its program, ends its live children, and commits the
+    /// outcome once the last of them has ended. `exit_reply` is answered after that commit.
+    pub(crate) async fn begin_ending(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        event: Event,
+        exit: Option<(Option<serde_json::Value>, Reply)>,
+    ) {
+        if state.ending.is_some() {
+            if let Some((_, reply)) = exit {
+                let _ = reply.send(Err(ToolError::process_ended(state.pid())));
+            }
+            return;
+        }
+        let is_exit = matches!(event, Event::Exit { .. });
+        if let Some(run) = state.run.take() {
+            // An exiting program gets its answer and returns by itself.
+            if !is_exit {
+                run.abort.abort();
+            }
+        }
+        let ended = ToolError::process_ended(state.pid());
+        if let Some((_, reply)) = state.pending_wait.take() {
+            let _ = reply.send(Err(ended.clone()));
+        }
+        for (_, reply) in state.held.drain(..) {
+            let _ = reply.send(Err(ended.clone()));
+        }
+        let (payload, exit_reply) = match exit {
+            Some((payload, reply)) => (payload, Some(reply)),
+            None => (None, None),
+        };
+        state.ending = Some(Ending { event, payload, exit_reply, signal_replies: Vec::new() });
+        if state.live_children.is_empty() {
+            self.finish_ending(myself, state).await;
+            return;
+        }
+        let me = state.pid();
+        for child in state.live_children.clone() {
+            let sent = self.shared.registry.get(&child).map(|actor| {
+                actor.cast(ProcessMsg::Signal {
+                    signal: SignalKind::Terminate,
+                    reason: Some(format!("parent {me} ended")),
+                    sender: Sender::Process(me),
+                    reply: None,
+                })
+            });
+            if !matches!(sent, Some(Ok(()))) {
+                // No live actor: settle from the committed row, failing it closed if needed.
+                let message = "its parent ended and its actor was gone";
+                if let Some(row) =
+                    crate::runtime::recovery::fail_orphaned_subtree(&self.shared, child, message).await
+                {
+                    Box::pin(self.on_child_ended(myself, state, row)).await;
+                }
+            }
+        }
+    }
+
+    /// Commits the outcome, answers everyone, tells the parent, stops the actor.
+    pub(crate) async fn finish_ending(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
+        let Some(ending) = state.ending.take() else { return };
+        let mut extra = Vec::new();
+        let mut event = ending.event;
+        if let (Event::Exit { .. }, Some(payload)) = (&event, &ending.payload) {
+            let oid = UuidV7Ids.oid();
+            extra.push(Change::PutObject(ObjectRecord {
+                oid,
+                owner: ObjectOwner::ProcessResult(state.pid()),
+                kind: "process_result".into(),
+                payload: Some(Envelope::json(payload)),
+            }));
+            event = Event::Exit { result_oid: Some(oid) };
+        }
+        // Exit is only legal from `running`; a process told to exit in any other live status
+        // (it cannot be, calls are held while paused) would be an internal error.
+        let result = self.transition(state, event, extra).await;
+        match &result {
+            Ok(()) => {
+                if let Some(reply) = ending.exit_reply {
+                    let _ = reply.send(Ok(CallOk::Exited(ExitResult {
+                        pid: state.pid(),
+                        status: state.row.status,
+                        result_oid: state.row.result_oid,
+                        state_generation: state.row.state_generation,
+                    })));
+                }
+                for (signal, reply) in ending.signal_replies {
+                    let _ = reply.send(Ok(CallOk::Signalled(signal_result(state, signal))));
+                }
+            }
+            Err(e) => {
+                tracing::error!(pid = %state.pid(), error = %e, "failed to commit a process's end");
+                if let Some(reply) = ending.exit_reply {
+                    let _ = reply.send(Err(e.clone()));
+                }
+                for (_, reply) in ending.signal_replies {
+                    let _ = reply.send(Err(e.clone()));
+                }
+                // Without a durable outcome the process cannot be reported ended; stop its
+                // actor so nothing else runs, and leave the committed row to recovery.
+                myself.stop(Some(format!("failed to commit its end: {e}")));
+                return;
+            }
+        }
+        if let Some(parent) = state.row.parent {
+            if let Some(actor) = self.shared.registry.get(&parent) {
+                let _ = actor.cast(ProcessMsg::ChildEnded(Box::new(state.row.clone())));
+            }
+        }
+        myself.stop(None);
+    }
+
+    pub(crate) async fn on_child_ended(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        child: crate::kernel::process::ProcessRow,
+    ) {
+        if !state.live_children.remove(&child.pid) {
+            return; // already settled
+        }
+        state.row.account.settle_child(&child.account.limit, &child.account.total_spent());
+        let waited = state.pending_wait.as_ref().is_some_and(|(pid, _)| *pid == child.pid)
+            || (state.run.is_none()
+                && state.row.wait_state == Some(WaitState::Child { child_pid: child.pid }));
+        if waited && state.ending.is_none() {
+            // The wait's commit carries the settled account too.
+            self.complete_wait(myself, state, &child).await;
+        } else if state.ending.is_none() {
+            if let Err(e) = self.persist_row(state).await {
+                tracing::error!(pid = %state.pid(), error = %e, "failed to record a child's settlement");
+            }
+        }
+        if state.ending.is_some() && state.live_children.is_empty() {
+            self.finish_ending(myself, state).await;
+        }
+    }
+
+    /// Clean shutdown of this subtree: children first, then this process, which is paused
+    /// (`shutdown`) if it was running so that no `running` row is left behind.
+    pub(crate) async fn on_shutdown(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
+        for child in state.live_children.clone() {
+            let actor = self.shared.registry.get(&child).map(|a| a.clone());
+            if let Some(actor) = actor {
+                let _ = actor.call(ProcessMsg::Shutdown, None).await;
+            }
+        }
+        if let Some(run) = state.run.take() {
+            run.abort.abort();
+        }
+        if state.row.status == Status::Running {
+            if let Err(e) = self.transition(state, Event::Pause(PauseReason::Shutdown), Vec::new()).await {
+                tracing::error!(pid = %state.pid(), error = %e, "failed to pause a process for shutdown");
+            }
+        }
+        let ended = ToolError::new("runtime_shutdown", "the runtime shut down before the call completed");
+        if let Some((_, reply)) = state.pending_wait.take() {
+            let _ = reply.send(Err(ended.clone()));
+        }
+        for (_, reply) in state.held.drain(..) {
+            let _ = reply.send(Err(ended.clone()));
+        }
+        myself.stop(Some("shutdown".into()));
+    }
+}
+
+/// A ready wait answer from a terminal child's row.
+pub(crate) fn ready_result(child: &crate::kernel::process::ProcessRow, suspended: bool) -> WaitResult {
+    WaitResult {
+        child_pid: child.pid,
+        ready: child.status.is_terminal(),
+        status: child.status,
+        state_generation: child.state_generation,
+        wait_state: child.wait_state.clone(),
+        outcome: child.outcome.clone(),
+        result_oid: child.result_oid,
+        suspended,
+    }
+}
+
+pub(crate) fn signal_result(state: &ProcessState, signal: SignalKind) -> SignalResult {
+    SignalResult {
+        child_pid: state.pid(),
+        signal,
+        status: state.row.status,
+        state_generation: state.row.state_generation,
+        wait_state: state.row.wait_state.clone(),
+    }
+}
+
+fn elapsed_ms(since: tokio::time::Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".into()
+    }
+}

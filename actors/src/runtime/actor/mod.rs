@@ -1,0 +1,325 @@
+//! One ractor actor per live process.
+//!
+//! The actor owns its process's row and grants; it is the only writer of that row. Its
+//! program runs in a separate task and reaches the actor through [`ProcessMsg::Call`], so
+//! signals, child notices and waits stay responsive while the program works. A parent's actor
+//! supervises its children's actors (`spawn_linked`), so the supervision tree is the process
+//! tree.
+//!
+//! Ordering: every change is committed to the store before it is acknowledged, published, or
+//! told to another actor. A terminal process first ends its live children, then commits its
+//! own outcome, then tells its parent ([`ProcessMsg::ChildEnded`]), then stops its actor.
+
+mod calls;
+mod lifecycle;
+mod signals;
+
+use super::calls::{Call, CallOk, ToolError, WaitResult};
+use super::shared::Shared;
+use crate::kernel::capability::Grant;
+use crate::kernel::ids::Pid;
+use crate::kernel::process::{Event, ProcessRow};
+use crate::kernel::status::{FailureKind, Sender, SignalKind};
+use crate::store::ProcessQuery;
+use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use tokio::task::AbortHandle;
+
+/// A reply port for a call's result.
+pub(crate) type Reply = RpcReplyPort<Result<CallOk, ToolError>>;
+
+/// Messages a process actor handles: one closed enum for its one loop.
+pub enum ProcessMsg {
+    /// A tool call from this process's program (or from the host acting as it).
+    Call(Call, Reply),
+    /// The program task finished.
+    ProgramEnded {
+        /// Which execution.
+        run: u64,
+        /// Its result; `Err` carries a panic message.
+        result: Result<super::program::ProgramResult, String>,
+    },
+    /// A lifecycle signal aimed at this process.
+    Signal {
+        /// The signal.
+        signal: SignalKind,
+        /// Why.
+        reason: Option<String>,
+        /// Who sent it.
+        sender: Sender,
+        /// Where to answer, if anyone waits.
+        reply: Option<Reply>,
+    },
+    /// The host sets (`Some`) or clears (`None`) the host-only resume gate.
+    Gate {
+        /// The gate's reason, or `None` to clear.
+        reason: Option<String>,
+        /// The row after the change.
+        reply: RpcReplyPort<Result<ProcessRow, ToolError>>,
+    },
+    /// A direct child became terminal (its outcome is committed).
+    ChildEnded(Box<ProcessRow>),
+    /// The wall-time budget ran out.
+    WallTimeExpired {
+        /// Which execution set the timer.
+        run: u64,
+    },
+    /// Stop the subtree for a clean shutdown: children first, then this process.
+    Shutdown(RpcReplyPort<()>),
+    /// Grants of this process were revoked (already committed).
+    GrantsRevoked(Vec<crate::kernel::ids::GrantId>),
+}
+
+/// Startup arguments.
+pub(crate) struct ProcessArgs {
+    pub(crate) row: ProcessRow,
+    pub(crate) grants: Vec<Grant>,
+    /// True when the actor is being rebuilt from the store after a reopen.
+    pub(crate) recovering: bool,
+}
+
+/// The actor type; all state is in [`ProcessState`].
+pub(crate) struct ProcessActor {
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// A program execution in flight.
+pub(crate) struct Run {
+    pub(crate) id: u64,
+    pub(crate) abort: AbortHandle,
+}
+
+/// An end in progress: waiting for live children to end before committing.
+pub(crate) struct Ending {
+    pub(crate) event: Event,
+    pub(crate) payload: Option<serde_json::Value>,
+    pub(crate) exit_reply: Option<Reply>,
+    pub(crate) signal_replies: Vec<(SignalKind, Reply)>,
+}
+
+/// A process actor's state.
+pub(crate) struct ProcessState {
+    pub(crate) row: ProcessRow,
+    pub(crate) grants: Vec<Grant>,
+    pub(crate) run: Option<Run>,
+    pub(crate) runs: u64,
+    /// When the current execution started (tokio's clock, so paused-time tests work).
+    pub(crate) started_at: Option<tokio::time::Instant>,
+    /// Wall time spent by earlier executions.
+    pub(crate) wall_before_ms: u64,
+    /// The reply owed to a suspended wait.
+    pub(crate) pending_wait: Option<(Pid, Reply)>,
+    /// A wait answer to deliver when a paused process is resumed.
+    pub(crate) deferred_wait: Option<(WaitResult, Option<Reply>)>,
+    /// Calls received while paused.
+    pub(crate) held: VecDeque<(Call, Reply)>,
+    /// A program end observed while paused, applied on resume.
+    pub(crate) ended_while_paused: Option<Event>,
+    pub(crate) ending: Option<Ending>,
+    pub(crate) live_children: HashSet<Pid>,
+    pub(crate) children_total: usize,
+    pub(crate) child_actors: HashMap<ActorId, Pid>,
+    pub(crate) recovering: bool,
+}
+
+impl ProcessState {
+    pub(crate) fn pid(&self) -> Pid {
+        self.row.pid
+    }
+}
+
+impl Actor for ProcessActor {
+    type Msg = ProcessMsg;
+    type State = ProcessState;
+    type Arguments = ProcessArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<ProcessMsg>,
+        args: ProcessArgs,
+    ) -> Result<ProcessState, ActorProcessingErr> {
+        let pid = args.row.pid;
+        self.shared.registry.insert(pid, myself);
+        let mut live_children = HashSet::new();
+        let mut children_total = 0;
+        let mut row = args.row;
+        if args.recovering {
+            let children = self.shared.store.processes(ProcessQuery {
+                parent: Some(pid),
+                include_terminal: true,
+                ..ProcessQuery::default()
+            })?;
+            children_total = children.len();
+            row.account.rebuild_children(children.iter().map(|c| {
+                crate::kernel::budget::ChildShare {
+                    limit: c.account.limit,
+                    spent: c.account.total_spent(),
+                    terminal: c.status.is_terminal(),
+                }
+            }));
+            live_children =
+                children.iter().filter(|c| !c.status.is_terminal()).map(|c| c.pid).collect();
+        }
+        Ok(ProcessState {
+            wall_before_ms: row.account.self_spent.wall_time_ms,
+            row,
+            grants: args.grants,
+            run: None,
+            runs: 0,
+            started_at: None,
+            pending_wait: None,
+            deferred_wait: None,
+            held: VecDeque::new(),
+            ended_while_paused: None,
+            ending: None,
+            live_children,
+            children_total,
+            child_actors: HashMap::new(),
+            recovering: args.recovering,
+        })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+    ) -> Result<(), ActorProcessingErr> {
+        if state.recovering {
+            self.respawn_children(&myself, state).await;
+        }
+        self.enter(&myself, state).await;
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some(run) = state.run.take() {
+            run.abort.abort();
+        }
+        self.shared.registry.remove(&state.pid());
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<ProcessMsg>,
+        message: ProcessMsg,
+        state: &mut ProcessState,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            ProcessMsg::Call(call, reply) => self.on_call(&myself, state, call, reply).await,
+            ProcessMsg::ProgramEnded { run, result } => {
+                self.on_program_ended(&myself, state, run, result).await
+            }
+            ProcessMsg::Signal { signal, reason, sender, reply } => {
+                self.on_signal(&myself, state, signal, reason, sender, reply).await
+            }
+            ProcessMsg::Gate { reason, reply } => self.on_gate(&myself, state, reason, reply).await,
+            ProcessMsg::ChildEnded(row) => self.on_child_ended(&myself, state, *row).await,
+            ProcessMsg::WallTimeExpired { run } => {
+                if state.run.as_ref().is_some_and(|r| r.id == run) && state.ending.is_none() {
+                    let limit = state.row.account.limit.wall_time_ms.unwrap_or(0);
+                    let event = Event::Fail {
+                        kind: FailureKind::BudgetExhausted,
+                        message: format!("budget wall_time_ms exhausted: the limit was {limit} ms"),
+                    };
+                    self.begin_ending(&myself, state, event, None).await;
+                }
+            }
+            ProcessMsg::GrantsRevoked(ids) => {
+                for grant in state.grants.iter_mut().filter(|g| ids.contains(&g.id)) {
+                    grant.live = false;
+                }
+            }
+            ProcessMsg::Shutdown(reply) => {
+                self.on_shutdown(&myself, state).await;
+                let _ = reply.send(());
+            }
+        }
+        Ok(())
+    }
+
+    // The default handler stops the supervisor when any child stops; a process must outlive
+    // its children's actors, so every event is handled here.
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<ProcessMsg>,
+        event: SupervisionEvent,
+        state: &mut ProcessState,
+    ) -> Result<(), ActorProcessingErr> {
+        match event {
+            SupervisionEvent::ActorFailed(cell, error) => {
+                if let Some(child) = state.child_actors.remove(&cell.get_id()) {
+                    let message = format!("process actor failed: {error}");
+                    if let Some(row) = super::recovery::fail_orphaned_subtree(&self.shared, child, &message).await {
+                        self.on_child_ended(&myself, state, row).await;
+                    }
+                }
+            }
+            SupervisionEvent::ActorTerminated(cell, _, _) => {
+                state.child_actors.remove(&cell.get_id());
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ProcessActor {
+    /// Spawns a child's actor linked under this one.
+    pub(crate) async fn spawn_child_actor(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        row: ProcessRow,
+        grants: Vec<Grant>,
+        recovering: bool,
+    ) -> Result<(), String> {
+        let pid = row.pid;
+        let actor = ProcessActor { shared: self.shared.clone() };
+        let args = ProcessArgs { row, grants, recovering };
+        match Actor::spawn_linked(None, actor, args, myself.get_cell()).await {
+            Ok((child_ref, _join)) => {
+                state.child_actors.insert(child_ref.get_id(), pid);
+                state.live_children.insert(pid);
+                Ok(())
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    async fn respawn_children(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
+        let pids: Vec<Pid> = state.live_children.iter().copied().collect();
+        for pid in pids {
+            let row = match self.shared.store.process(pid) {
+                Ok(Some(row)) => row,
+                _ => continue,
+            };
+            let grants = self.shared.store.grants_of(pid).unwrap_or_default();
+            if let Err(e) = self.spawn_child_actor(myself, state, row, grants, true).await {
+                tracing::error!(%pid, error = %e, "failed to restart a process actor");
+                let message = format!("failed to restart its actor: {e}");
+                if let Some(row) = super::recovery::fail_orphaned_subtree(&self.shared, pid, &message).await {
+                    self.on_child_ended(myself, state, row).await;
+                }
+            }
+        }
+    }
+
+    /// Whether `pid` is a direct child, by its committed row.
+    pub(crate) fn direct_child(
+        &self,
+        state: &ProcessState,
+        pid: Pid,
+    ) -> Result<ProcessRow, ToolError> {
+        match self.shared.store.process(pid) {
+            Ok(Some(row)) if row.parent == Some(state.pid()) => Ok(row),
+            Ok(_) => Err(ToolError::not_direct_child(state.pid(), pid)),
+            Err(e) => Err(ToolError::store(&e)),
+        }
+    }
+}

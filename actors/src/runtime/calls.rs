@@ -1,0 +1,346 @@
+//! The typed calls a process makes, and their results.
+//!
+//! These are the kernel's tools as Rust values. Field names are exactly the JSON tool names of
+//! the process-kernel specification; the root crate's JSON layer (de)serializes them verbatim.
+
+use crate::kernel::budget::{Budget, Usage};
+use crate::kernel::capability::{Grant, Rights};
+use crate::kernel::ids::{GrantId, ImageId, Oid, Pid};
+use crate::kernel::launch::{LaunchDenied, LaunchRequest};
+use crate::kernel::process::{ProcessRow, TransitionError};
+use crate::kernel::status::{Outcome, PauseReason, SignalKind, Status, WaitState};
+use crate::store::StoreError;
+use serde::{Deserialize, Serialize};
+
+/// A call from a process to the kernel.
+#[derive(Clone, Debug)]
+pub enum Call {
+    /// `spawn_child_process`.
+    Spawn(LaunchRequest),
+    /// `list_child_processes`.
+    List {
+        /// Include terminal children.
+        include_terminal: bool,
+    },
+    /// `wait_child_process`.
+    Wait {
+        /// The direct child.
+        child_pid: Pid,
+        /// Suspend until it is terminal.
+        block: bool,
+    },
+    /// `signal_child_process`.
+    Signal {
+        /// The direct child.
+        child_pid: Pid,
+        /// The signal.
+        signal: SignalKind,
+        /// Why.
+        reason: Option<String>,
+    },
+    /// `process_exit`.
+    Exit {
+        /// The result payload, made into a PROCESS_RESULT object.
+        payload: Option<serde_json::Value>,
+    },
+    /// `read_object`: reads an object's durable payload.
+    ReadObject {
+        /// The object.
+        oid: Oid,
+    },
+    /// Charges usage to the process's budget (model tokens, cost).
+    Charge(Usage),
+    /// Stores the program's checkpoint durably and releases a resume claim.
+    Checkpoint(Vec<u8>),
+}
+
+impl Call {
+    /// The tool name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Call::Spawn(_) => "spawn_child_process",
+            Call::List { .. } => "list_child_processes",
+            Call::Wait { .. } => "wait_child_process",
+            Call::Signal { .. } => "signal_child_process",
+            Call::Exit { .. } => "process_exit",
+            Call::ReadObject { .. } => "read_object",
+            Call::Charge(_) => "charge",
+            Call::Checkpoint(_) => "checkpoint",
+        }
+    }
+
+    /// Whether the call counts against the `tool_calls` budget. Bookkeeping calls (charge,
+    /// checkpoint) and the final exit do not.
+    pub fn counts_as_tool_call(&self) -> bool {
+        !matches!(self, Call::Exit { .. } | Call::Charge(_) | Call::Checkpoint(_))
+    }
+}
+
+/// A successful call's result.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum CallOk {
+    /// From `spawn_child_process`.
+    Spawned(Launched),
+    /// From `list_child_processes`.
+    Listed(ChildList),
+    /// From `wait_child_process`.
+    Waited(WaitResult),
+    /// From `signal_child_process`.
+    Signalled(SignalResult),
+    /// From `process_exit`.
+    Exited(ExitResult),
+    /// From `read_object`.
+    Object(ObjectView),
+    /// From charge and checkpoint.
+    Done(Done),
+}
+
+/// An acknowledgement with the caller's generation.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Done {
+    /// The caller's state generation after the call.
+    pub state_generation: u64,
+}
+
+/// A delegated grant, as the launch result shows it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct GrantView {
+    /// Its id.
+    pub grant_id: GrantId,
+    /// The resource.
+    pub resource: String,
+    /// The rights.
+    pub rights: Vec<String>,
+    /// Whether it may be delegated further.
+    pub delegable: bool,
+    /// Whether it is live.
+    pub live: bool,
+    /// The grant it was derived from.
+    pub derived_from: Option<GrantId>,
+}
+
+impl From<&Grant> for GrantView {
+    fn from(g: &Grant) -> Self {
+        GrantView {
+            grant_id: g.id,
+            resource: g.resource.clone(),
+            rights: g.rights.names().into_iter().map(String::from).collect(),
+            delegable: g.delegable,
+            live: g.live,
+            derived_from: g.derived_from,
+        }
+    }
+}
+
+/// The result of a launch. `status` is `runnable`: launch, not success.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Launched {
+    /// The new child's pid.
+    pub pid: Pid,
+    /// Always `runnable`.
+    pub status: Status,
+    /// Its image.
+    pub image: ImageId,
+    /// Its resolved working directory.
+    pub cwd: String,
+    /// Its depth.
+    pub depth: u32,
+    /// Its generation (0).
+    pub state_generation: u64,
+    /// Its reserved budget.
+    pub resource_budget: Budget,
+    /// Its delegated grants.
+    pub capabilities: Vec<GrantView>,
+}
+
+/// One row of `list_child_processes`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ChildRow {
+    /// The child.
+    pub pid: Pid,
+    /// Exact lowercase status.
+    pub status: Status,
+    /// Its saved action, if suspended.
+    pub wait_state: Option<WaitState>,
+    /// Its typed outcome, if terminal.
+    pub outcome: Option<Outcome>,
+    /// Its result object, if it exited with a payload.
+    pub result_oid: Option<Oid>,
+    /// Its working directory.
+    pub cwd: String,
+    /// Its generation.
+    pub state_generation: u64,
+    /// Its image.
+    pub image: ImageId,
+    /// Its goal.
+    pub goal: String,
+    /// Its depth.
+    pub depth: u32,
+    /// Why it is paused, if it is.
+    pub pause_reason: Option<PauseReason>,
+    /// Whether the host holds a resume gate on it.
+    pub host_gate: Option<String>,
+    /// Its budget limits.
+    pub resource_budget: Budget,
+    /// What it and its finished children spent.
+    pub usage: Usage,
+}
+
+impl From<&ProcessRow> for ChildRow {
+    fn from(r: &ProcessRow) -> Self {
+        ChildRow {
+            pid: r.pid,
+            status: r.status,
+            wait_state: r.wait_state.clone(),
+            outcome: r.outcome.clone(),
+            result_oid: r.result_oid,
+            cwd: r.cwd.clone(),
+            state_generation: r.state_generation,
+            image: r.image.clone(),
+            goal: r.goal.clone(),
+            depth: r.depth,
+            pause_reason: r.pause_reason.clone(),
+            host_gate: r.host_gate.clone(),
+            resource_budget: r.account.limit,
+            usage: r.account.total_spent(),
+        }
+    }
+}
+
+/// The result of `list_child_processes`: direct children only.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ChildList {
+    /// The rows, in launch order.
+    pub children: Vec<ChildRow>,
+    /// Whether rows were left out by the row limit.
+    pub has_more: bool,
+}
+
+/// The result of `wait_child_process`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WaitResult {
+    /// The child.
+    pub child_pid: Pid,
+    /// Whether the child is terminal. `false` is not failure.
+    pub ready: bool,
+    /// Its exact status at the time of the answer.
+    pub status: Status,
+    /// Its generation.
+    pub state_generation: u64,
+    /// Its saved action, if suspended.
+    pub wait_state: Option<WaitState>,
+    /// Its typed outcome, when ready.
+    pub outcome: Option<Outcome>,
+    /// Its result object, when ready and it exited with a payload.
+    pub result_oid: Option<Oid>,
+    /// Whether this call suspended the caller (`waiting_event`) before answering. A suspended
+    /// wait ended the caller's tool batch.
+    pub suspended: bool,
+}
+
+/// The result of `signal_child_process`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SignalResult {
+    /// The child.
+    pub child_pid: Pid,
+    /// The signal applied.
+    pub signal: SignalKind,
+    /// Its status after the signal.
+    pub status: Status,
+    /// Its generation after the signal.
+    pub state_generation: u64,
+    /// Its saved action, kept across pause and resume.
+    pub wait_state: Option<WaitState>,
+}
+
+/// The result of `process_exit`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ExitResult {
+    /// The process.
+    pub pid: Pid,
+    /// Always `exited`.
+    pub status: Status,
+    /// Its result object, if a payload was given.
+    pub result_oid: Option<Oid>,
+    /// Its final generation.
+    pub state_generation: u64,
+}
+
+/// An object's payload as read.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ObjectView {
+    /// The object.
+    pub oid: Oid,
+    /// Its kind.
+    pub kind: String,
+    /// Its payload, if durable and present.
+    pub payload: Option<serde_json::Value>,
+    /// Whether the payload could be materialized.
+    pub materialized: bool,
+}
+
+/// A refused or failed call. `code` is stable and machine-readable; `message` says what to do.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error("{code}: {message}")]
+pub struct ToolError {
+    /// A stable lowercase code.
+    pub code: String,
+    /// A sentence for the caller.
+    pub message: String,
+}
+
+impl ToolError {
+    /// A new error.
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        ToolError { code: code.to_string(), message: message.into() }
+    }
+
+    /// The caller named a process that is not its direct child.
+    pub fn not_direct_child(caller: Pid, child: Pid) -> Self {
+        ToolError::new(
+            "not_direct_child",
+            format!("{child} is not a direct child of {caller}; list_child_processes shows the children"),
+        )
+    }
+
+    /// The target is terminal.
+    pub fn terminal(pid: Pid, status: Status) -> Self {
+        ToolError::new(
+            "process_terminal",
+            format!("{pid} is {status}; terminal processes accept no signals or messages"),
+        )
+    }
+
+    /// The process ended while the call was pending.
+    pub fn process_ended(pid: Pid) -> Self {
+        ToolError::new("process_ended", format!("{pid} ended before the call completed"))
+    }
+
+    /// A store failure.
+    pub fn store(e: &StoreError) -> Self {
+        ToolError::new("store_failed", e.to_string())
+    }
+}
+
+impl From<LaunchDenied> for ToolError {
+    fn from(d: LaunchDenied) -> Self {
+        ToolError::new(d.code(), d.to_string())
+    }
+}
+
+impl From<TransitionError> for ToolError {
+    fn from(e: TransitionError) -> Self {
+        let code = match &e {
+            TransitionError::Terminal { .. } => "process_terminal",
+            TransitionError::Gated { .. } => "host_gate_held",
+            _ => "illegal_transition",
+        };
+        ToolError::new(code, e.to_string())
+    }
+}
+
+/// Parses right names for a request; re-exported for the JSON layer.
+pub fn parse_rights(names: &[String]) -> Result<Rights, ToolError> {
+    Rights::parse_names(names).map_err(|e| ToolError::new(crate::kernel::launch::capability_code(&e), e.to_string()))
+}

@@ -1,0 +1,184 @@
+//! Programs and images: what a process executes.
+//!
+//! An [`Image`] names a program factory plus defaults. The factory is called each time a
+//! process's execution starts — at launch, and again when a suspended or paused process is
+//! restarted from durable state after a reopen. A program never runs inside an actor's
+//! `handle`: it runs in its own task and talks to its process actor through a
+//! [`ProcessContext`].
+
+use super::calls::WaitResult;
+use super::context::ProcessContext;
+use crate::kernel::ids::ImageId;
+use crate::kernel::launch::ImageInfo;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// A boxed, sendable future.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// How a program run ends when it does not call `process_exit`.
+pub type ProgramResult = Result<(), ProgramError>;
+
+/// A program's own failure; the process ends `failed` with kind `program_error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProgramError(pub String);
+
+impl ProgramError {
+    /// A new error.
+    pub fn new(message: impl Into<String>) -> Self {
+        ProgramError(message.into())
+    }
+}
+
+impl From<super::calls::ToolError> for ProgramError {
+    fn from(e: super::calls::ToolError) -> Self {
+        ProgramError(e.to_string())
+    }
+}
+
+/// Why an execution is starting.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StartKind {
+    /// The first start after launch.
+    Fresh,
+    /// A restart from durable state: after a reopen, or a resume of a stale execution. The
+    /// program should continue from its checkpoint, not replay effects.
+    Restarted {
+        /// The saved action that completed while no execution was live, if any.
+        completed_wait: Option<WaitResult>,
+    },
+}
+
+/// What a program is started with.
+#[derive(Clone, Debug)]
+pub struct ProgramStart {
+    /// The process's goal.
+    pub goal: String,
+    /// Fresh or restarted.
+    pub kind: StartKind,
+    /// The last checkpoint the program stored, if any.
+    pub checkpoint: Option<Vec<u8>>,
+}
+
+/// What a process executes.
+pub trait Program: Send + 'static {
+    /// Runs the program to its end. Returning `Ok(())` without calling `process_exit` exits
+    /// with no result; returning `Err` fails the process with kind `program_error`; a panic
+    /// fails it with kind `panic`.
+    fn run(self: Box<Self>, ctx: ProcessContext) -> BoxFuture<ProgramResult>;
+}
+
+struct FnProgram<F>(F);
+
+impl<F, Fut> Program for FnProgram<F>
+where
+    F: FnOnce(ProcessContext) -> Fut + Send + 'static,
+    Fut: Future<Output = ProgramResult> + Send + 'static,
+{
+    fn run(self: Box<Self>, ctx: ProcessContext) -> BoxFuture<ProgramResult> {
+        Box::pin((self.0)(ctx))
+    }
+}
+
+/// A program from an async closure.
+pub fn program_fn<F, Fut>(f: F) -> Box<dyn Program>
+where
+    F: FnOnce(ProcessContext) -> Fut + Send + 'static,
+    Fut: Future<Output = ProgramResult> + Send + 'static,
+{
+    Box::new(FnProgram(f))
+}
+
+/// Makes a program for each execution of a process on an image.
+pub type ProgramFactory =
+    Arc<dyn Fn(&ProgramStart) -> Result<Box<dyn Program>, ProgramError> + Send + Sync>;
+
+/// An image: a program factory, defaults, and declared needs.
+#[derive(Clone)]
+pub struct Image {
+    /// Its id.
+    pub id: ImageId,
+    /// Makes its program.
+    pub factory: ProgramFactory,
+    /// Tools its program is expected to use (informational default).
+    pub tools: Vec<String>,
+    /// Skills loaded by default.
+    pub skills: Vec<String>,
+    /// Capabilities its program needs. These declare needs and grant nothing: delegate them
+    /// explicitly at launch.
+    pub required_capabilities: Vec<String>,
+}
+
+impl Image {
+    /// An image whose every execution runs `program_for(start)`.
+    pub fn new<F>(id: &str, program_for: F) -> Image
+    where
+        F: Fn(&ProgramStart) -> Box<dyn Program> + Send + Sync + 'static,
+    {
+        Image {
+            id: ImageId(id.to_string()),
+            factory: Arc::new(move |start| Ok(program_for(start))),
+            tools: Vec::new(),
+            skills: Vec::new(),
+            required_capabilities: Vec::new(),
+        }
+    }
+
+    /// Declares a needed capability (grants nothing).
+    pub fn requires(mut self, resource: &str) -> Image {
+        self.required_capabilities.push(resource.to_string());
+        self
+    }
+
+    /// What the kernel knows of it.
+    pub fn info(&self) -> ImageInfo {
+        ImageInfo { id: self.id.clone(), required_capabilities: self.required_capabilities.clone() }
+    }
+}
+
+impl std::fmt::Debug for Image {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Image")
+            .field("id", &self.id)
+            .field("required_capabilities", &self.required_capabilities)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Image id → image. Fixed when the runtime opens, so recovery can restart any process.
+#[derive(Clone, Debug, Default)]
+pub struct ImageRegistry {
+    images: HashMap<ImageId, Image>,
+}
+
+impl ImageRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds or replaces an image.
+    pub fn register(&mut self, image: Image) {
+        self.images.insert(image.id.clone(), image);
+    }
+
+    /// Looks an image up.
+    pub fn get(&self, id: &ImageId) -> Option<&Image> {
+        self.images.get(id)
+    }
+
+    /// Whether an image is registered.
+    pub fn contains(&self, id: &ImageId) -> bool {
+        self.images.contains_key(id)
+    }
+
+    /// Registered image ids, sorted.
+    pub fn ids(&self) -> Vec<ImageId> {
+        let mut ids: Vec<ImageId> = self.images.keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+}

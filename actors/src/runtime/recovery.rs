@@ -1,0 +1,114 @@
+//! Reopen-time recovery, and failing a subtree whose actors are gone.
+//!
+//! On reopen, before any actor starts, one change set:
+//! - a `running` row whose generation was claimed for resume fails closed
+//!   (`resume_interrupted`): its resumed execution may have completed an effect;
+//! - any other `running` row (owned by an earlier epoch) becomes `paused` with reason
+//!   `stale_execution`; it is never replayed;
+//! - a live row whose parent is terminal (a crash in the middle of a parent's end) is killed
+//!   as its parent's end would have done.
+//!
+//! Waiting, paused and runnable rows are left as they are; their actors re-arm them.
+
+use super::shared::Shared;
+use crate::kernel::ids::Pid;
+use crate::kernel::process::{Event, ProcessRow};
+use crate::kernel::status::{FailureKind, Sender, SignalKind, Status};
+use crate::store::{Change, ProcessQuery, Store, StoreError};
+use std::collections::HashMap;
+
+/// What recovery changed, for the caller's report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Rows found `running` and paused as stale executions.
+    pub stale_paused: Vec<Pid>,
+    /// Rows failed closed because their resume claim was outstanding.
+    pub failed_closed: Vec<Pid>,
+    /// Live rows under a terminal parent, killed.
+    pub orphans_killed: Vec<Pid>,
+    /// Live rows found (after the fixes above).
+    pub live: usize,
+}
+
+/// Applies the recovery rules and returns the live rows, parents before children.
+pub(crate) async fn recover(store: &dyn Store) -> Result<(Vec<ProcessRow>, RecoveryReport), StoreError> {
+    let all = store.processes(ProcessQuery { include_terminal: true, ..ProcessQuery::default() })?;
+    let status: HashMap<Pid, Status> = all.iter().map(|r| (r.pid, r.status)).collect();
+    let mut report = RecoveryReport::default();
+    let mut changes = Vec::new();
+    let mut live = Vec::new();
+    for mut row in all.into_iter().filter(|r| !r.status.is_terminal()) {
+        let orphaned = row.parent.is_some_and(|p| status.get(&p).is_none_or(|s| s.is_terminal()));
+        let event = if orphaned {
+            report.orphans_killed.push(row.pid);
+            Some(Event::Kill {
+                signal: SignalKind::Terminate,
+                reason: Some("its parent had ended before the runtime stopped".into()),
+                sender: Sender::Runtime,
+            })
+        } else if row.status == Status::Running && row.resume_claim.is_some() {
+            report.failed_closed.push(row.pid);
+            Some(Event::Fail {
+                kind: FailureKind::ResumeInterrupted,
+                message: format!(
+                    "the runtime stopped while generation {} was claimed for resume; failing closed instead of replaying a possibly completed effect",
+                    row.resume_claim.unwrap_or_default()
+                ),
+            })
+        } else if row.status == Status::Running {
+            report.stale_paused.push(row.pid);
+            Some(Event::RecoverStale)
+        } else {
+            None
+        };
+        if let Some(event) = event {
+            row.apply(event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            changes.push(Change::PutProcess(row.clone()));
+        }
+        if !row.status.is_terminal() {
+            live.push(row);
+        }
+    }
+    if !changes.is_empty() {
+        store.submit(changes).await?;
+    }
+    // Orphan kills can leave their own children orphaned; those are handled when their
+    // (now terminal) parent's actor does not exist: the next reopen, or fail_orphaned_subtree.
+    live.sort_by_key(|r| r.depth);
+    report.live = live.len();
+    Ok((live, report))
+}
+
+/// Fails `pid` and every live descendant (their actors are gone with it), deepest first, and returns
+/// `pid`'s final row (or `None` if it was already terminal or unreadable).
+pub(crate) async fn fail_orphaned_subtree(shared: &Shared, pid: Pid, message: &str) -> Option<ProcessRow> {
+    let mut order = vec![pid];
+    let mut i = 0;
+    while i < order.len() {
+        let query = ProcessQuery { parent: Some(order[i]), ..ProcessQuery::default() };
+        if let Ok(children) = shared.store.processes(query) {
+            order.extend(children.into_iter().map(|c| c.pid));
+        }
+        i += 1;
+    }
+    let mut last = None;
+    for p in order.into_iter().rev() {
+        // Its actor, if the routing table still names one, went down with the failed
+        // subtree (a dying supervisor takes its children without their post_stop).
+        shared.registry.remove(&p);
+        let Ok(Some(mut row)) = shared.store.process(p) else { continue };
+        if row.status.is_terminal() {
+            if p == pid {
+                last = Some(row);
+            }
+            continue;
+        }
+        let event = Event::Fail { kind: FailureKind::Panic, message: message.to_string() };
+        if row.apply(event).is_ok() && shared.store.submit(vec![Change::PutProcess(row.clone())]).await.is_ok() {
+            if p == pid {
+                last = Some(row);
+            }
+        }
+    }
+    last
+}

@@ -1,0 +1,64 @@
+//! Command-line parsing and dispatch. Each command lives in its own file.
+
+mod demo;
+mod inspect;
+mod output;
+mod ps;
+mod script;
+mod tree;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// agentvisor: a supervision runtime for LLM agent processes.
+#[derive(Parser, Debug)]
+#[command(name = "agentvisor", version, about)]
+pub(crate) struct Cli {
+    /// The state directory (a SQLite file and its lock live there).
+    #[arg(long, global = true, default_value = "./.agentvisor")]
+    pub(crate) state: PathBuf,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Runs a real process tree that counts the words of the files under DIR.
+    Demo(demo::DemoArgs),
+    /// Lists processes.
+    Ps(ps::PsArgs),
+    /// Shows the process tree.
+    Tree(tree::TreeArgs),
+    /// Shows one process in full.
+    Inspect(inspect::InspectArgs),
+    /// Runs a scenario file.
+    Script(script::ScriptArgs),
+}
+
+pub(crate) fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("agentvisor: failed to start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Demo(args) => demo::run(&cli.state, args).await,
+            Command::Ps(args) => ps::run(&cli.state, args).await,
+            Command::Tree(args) => tree::run(&cli.state, args).await,
+            Command::Inspect(args) => inspect::run(&cli.state, args).await,
+            Command::Script(args) => script::run(&cli.state, args).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("agentvisor: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Shared rendering helpers for command output.
