@@ -6,6 +6,7 @@
 
 pub use agentvisor_actors as actors;
 
+pub mod demo;
 pub mod images;
 pub mod scenario;
 pub mod tools;

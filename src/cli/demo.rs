@@ -1,12 +1,199 @@
-//! `agentvisor demo`.
+//! `agentvisor demo [DIR]`: a real process tree counting the words of the files under DIR,
+//! one process per folder and per file, with a live progress line and the final tree.
 
-use std::path::Path;
+use super::output::{cell, status_mark};
+use agentvisor::actors::kernel::process::ProcessRow;
+use agentvisor::actors::runtime::telemetry::KernelEvent;
+use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
+use agentvisor::actors::store::ProcessQuery;
+use agentvisor::actors::{Pid, Status};
+use agentvisor::demo;
+use anyhow::{Context, bail};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 /// Arguments of `agentvisor demo`.
 #[derive(clap::Args, Debug)]
-pub(crate) struct DemoArgs {}
+pub(crate) struct DemoArgs {
+    /// The directory whose files are counted (default: the current directory).
+    dir: Option<PathBuf>,
+    /// Deepest level of the final tree to print (the whole tree always runs).
+    #[arg(long, default_value_t = 3)]
+    depth: u32,
+}
 
-pub(crate) async fn run(_state: &Path, _args: DemoArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+#[derive(Default)]
+struct Progress {
+    launched: u64,
+    exited: u64,
+    failed: u64,
+    killed: u64,
+    waiting: u64,
+    depth_max: u32,
+}
+
+impl Progress {
+    fn line(&self) -> String {
+        let ended = self.exited + self.failed + self.killed;
+        format!(
+            "{} launched · {} live · {} waiting · {} exited · {} failed · {} killed · depth {}",
+            self.launched,
+            self.launched.saturating_sub(ended),
+            self.waiting,
+            self.exited,
+            self.failed,
+            self.killed,
+            self.depth_max
+        )
+    }
+
+    fn observe(&mut self, event: &KernelEvent) {
+        match event {
+            KernelEvent::ProcessLaunched { depth, .. } => {
+                self.launched += 1;
+                self.depth_max = self.depth_max.max(*depth);
+            }
+            KernelEvent::ProcessTransition { from, to, .. } => {
+                if *to == Status::WaitingEvent {
+                    self.waiting += 1;
+                }
+                if *from == Status::WaitingEvent && *to != Status::WaitingEvent {
+                    self.waiting = self.waiting.saturating_sub(1);
+                }
+                match to {
+                    Status::Exited => self.exited += 1,
+                    Status::Failed => self.failed += 1,
+                    Status::Killed => self.killed += 1,
+                    _ => {}
+                }
+            }
+            KernelEvent::LaunchDenied { .. } => {}
+        }
+    }
+}
+
+pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode> {
+    let dir = args.dir.unwrap_or_else(|| PathBuf::from("."));
+    let dir = dir.canonicalize().with_context(|| format!("failed to open the directory {}", dir.display()))?;
+    if !dir.is_dir() {
+        bail!("{} is not a directory", dir.display());
+    }
+    let options = demo::images().into_iter().fold(RuntimeOptions::new(), RuntimeOptions::image);
+    let rt = Runtime::open(state, options).await.with_context(|| format!("failed to open the state directory {}", state.display()))?;
+    if rt.is_read_only() {
+        bail!("another agentvisor runtime owns {}; stop it or pass another --state DIR", state.display());
+    }
+    let started = Instant::now();
+    let mut events = rt.subscribe();
+    let root = rt.spawn_root(demo::root_spec(&dir)).await?;
+    let tty = std::io::stderr().is_terminal();
+    let mut progress = Progress { launched: 1, ..Progress::default() };
+    let mut last_draw = Instant::now();
+    eprintln!("counting words under {} with one process per folder and per file (root {root})", dir.display());
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            row = rt.wait_terminal(root) => { row?; break; }
+        };
+        match event {
+            Ok(event) => {
+                let root_ended = matches!(&event, KernelEvent::ProcessTransition { pid, to, .. } if *pid == root && to.is_terminal());
+                progress.observe(&event);
+                if tty && last_draw.elapsed() > Duration::from_millis(80) {
+                    eprint!("\r\x1b[2K{}", progress.line());
+                    let _ = std::io::stderr().flush();
+                    last_draw = Instant::now();
+                }
+                if root_ended {
+                    break;
+                }
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+        }
+    }
+    let elapsed = started.elapsed();
+    if tty {
+        eprint!("\r\x1b[2K");
+    }
+    eprintln!("{}", progress.line());
+
+    let root_row = rt.wait_terminal(root).await?;
+    let subtree = collect_subtree(&rt, root)?;
+    println!();
+    print_node(&rt, &root_row, &subtree, "", true, true, args.depth)?;
+    let totals = result_of(&rt, &root_row)?;
+    let count = |k: &str| totals.as_ref().and_then(|t| t.get(k)).and_then(Value::as_u64).unwrap_or(0);
+    let levels = 1 + subtree.values().flatten().map(|r| r.depth).max().unwrap_or(0);
+    let processes = 1 + subtree.values().map(Vec::len).sum::<usize>();
+    println!();
+    println!(
+        "{} {}: {} words, {} lines, {} bytes in {} files and {} folders — {} processes over {} levels in {:.2?} (state: {})",
+        status_mark(root_row.status),
+        root_row.status,
+        count("words"),
+        count("lines"),
+        count("bytes"),
+        count("files"),
+        count("folders"),
+        processes,
+        levels,
+        elapsed,
+        state.display()
+    );
+    rt.shutdown().await?;
+    Ok(if root_row.status == Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+fn collect_subtree(rt: &Runtime, root: Pid) -> anyhow::Result<HashMap<Pid, Vec<ProcessRow>>> {
+    let mut out = HashMap::new();
+    let mut queue = vec![root];
+    while let Some(pid) = queue.pop() {
+        let kids = rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
+        queue.extend(kids.iter().map(|k| k.pid));
+        out.insert(pid, kids);
+    }
+    Ok(out)
+}
+
+fn result_of(rt: &Runtime, row: &ProcessRow) -> anyhow::Result<Option<Value>> {
+    let Some(oid) = row.result_oid else { return Ok(None) };
+    Ok(rt.object(oid)?.and_then(|o| o.payload).and_then(|p| p.to_json().ok()))
+}
+
+fn print_node(
+    rt: &Runtime,
+    row: &ProcessRow,
+    tree: &HashMap<Pid, Vec<ProcessRow>>,
+    prefix: &str,
+    last: bool,
+    root: bool,
+    depth_max: u32,
+) -> anyhow::Result<()> {
+    let branch = if root { "" } else if last { "└─ " } else { "├─ " };
+    let name = Path::new(&row.goal).file_name().map_or(row.goal.clone(), |n| n.to_string_lossy().to_string());
+    let words = result_of(rt, row)?.and_then(|v| v.get("words").and_then(Value::as_u64));
+    let words = words.map_or(String::new(), |w| format!(" — {w} words"));
+    println!("{prefix}{branch}{} {}{words}  [{}]", status_mark(row.status), cell(&name, 40), row.status);
+    let kids = tree.get(&row.pid).map(Vec::as_slice).unwrap_or(&[]);
+    if row.depth + 1 > depth_max {
+        if !kids.is_empty() {
+            let next = if root { String::new() } else { format!("{prefix}{}", if last { "   " } else { "│  " }) };
+            println!("{next}└─ … {} more processes below", count_below(row.pid, tree));
+        }
+        return Ok(());
+    }
+    let next = if root { String::new() } else { format!("{prefix}{}", if last { "   " } else { "│  " }) };
+    for (i, kid) in kids.iter().enumerate() {
+        print_node(rt, kid, tree, &next, i + 1 == kids.len(), false, depth_max)?;
+    }
+    Ok(())
+}
+
+fn count_below(pid: Pid, tree: &HashMap<Pid, Vec<ProcessRow>>) -> usize {
+    tree.get(&pid).map_or(0, |kids| kids.iter().map(|k| 1 + count_below(k.pid, tree)).sum())
 }

@@ -1,12 +1,44 @@
-//! `agentvisor ps`.
+//! `agentvisor ps`: list processes from a read-only view.
 
+use super::output::{cell, open_view, row_json, wait_word};
+use agentvisor::actors::store::ProcessQuery;
 use std::path::Path;
 use std::process::ExitCode;
 
 /// Arguments of `agentvisor ps`.
 #[derive(clap::Args, Debug)]
-pub(crate) struct PsArgs {}
+pub(crate) struct PsArgs {
+    /// Include terminal processes.
+    #[arg(long)]
+    all: bool,
+    /// Print JSON (one array of rows).
+    #[arg(long)]
+    json: bool,
+}
 
-pub(crate) async fn run(_state: &Path, _args: PsArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+pub(crate) async fn run(state: &Path, args: PsArgs) -> anyhow::Result<ExitCode> {
+    let rt = open_view(state)?;
+    let rows = rt.processes(ProcessQuery { include_terminal: args.all, ..ProcessQuery::default() })?;
+    if args.json {
+        let out: Vec<_> = rows.iter().map(row_json).collect();
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{:<36}  {:<13}  {:>4}  {:>5}  {:<7}  {:<12}  GOAL", "PID", "STATUS", "GEN", "DEPTH", "WAIT", "IMAGE");
+    for row in &rows {
+        println!(
+            "{:<36}  {:<13}  {:>4}  {:>5}  {:<7}  {:<12}  {}",
+            row.pid,
+            row.status.as_str(),
+            row.state_generation,
+            row.depth,
+            wait_word(row),
+            cell(row.image.as_str(), 12),
+            cell(&row.goal, 60)
+        );
+    }
+    if rows.is_empty() {
+        println!("(no {}processes; --all includes terminal ones)", if args.all { "" } else { "live " });
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,12 +1,46 @@
-//! `agentvisor tree`.
+//! `agentvisor tree`: the process tree from a read-only view.
 
+use super::output::{cell, forest, open_view, status_mark};
+use agentvisor::actors::Pid;
+use agentvisor::actors::kernel::process::ProcessRow;
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::ExitCode;
 
 /// Arguments of `agentvisor tree`.
 #[derive(clap::Args, Debug)]
-pub(crate) struct TreeArgs {}
+pub(crate) struct TreeArgs {
+    /// Only live processes (default: all, terminal included).
+    #[arg(long)]
+    live: bool,
+}
 
-pub(crate) async fn run(_state: &Path, _args: TreeArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+pub(crate) async fn run(state: &Path, args: TreeArgs) -> anyhow::Result<ExitCode> {
+    let rt = open_view(state)?;
+    let (roots, children) = forest(&rt, !args.live)?;
+    for root in &roots {
+        print_tree(root, &children, "", true, true);
+    }
+    if roots.is_empty() {
+        println!("(no processes)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints `row` and its subtree with box-drawing branches.
+pub(crate) fn print_tree(row: &ProcessRow, children: &HashMap<Pid, Vec<ProcessRow>>, prefix: &str, last: bool, root: bool) {
+    let branch = if root { "" } else if last { "└─ " } else { "├─ " };
+    println!(
+        "{prefix}{branch}{} {} {} [{}] {}",
+        status_mark(row.status),
+        row.status.as_str(),
+        row.pid,
+        row.image,
+        cell(&row.goal, 50)
+    );
+    let kids = children.get(&row.pid).map(Vec::as_slice).unwrap_or(&[]);
+    let next = if root { String::new() } else { format!("{prefix}{}", if last { "   " } else { "│  " }) };
+    for (i, kid) in kids.iter().enumerate() {
+        print_tree(kid, children, &next, i + 1 == kids.len(), false);
+    }
 }

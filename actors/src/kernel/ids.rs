@@ -61,7 +61,7 @@ uuid_id!(
 
 /// A string that does not parse as the id it should be.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {kind} id {text:?}: expected a UUID")]
+#[error("invalid {kind} {text:?}: expected a UUID")]
 pub struct IdParseError {
     /// Which id kind was expected.
     pub kind: &'static str,
