@@ -10,7 +10,12 @@ use crate::runtime::ids::UuidV7Ids;
 use crate::runtime::program::{ProgramStart, StartKind};
 use crate::runtime::telemetry::KernelEvent;
 use crate::store::{Change, Envelope, ObjectOwner, ObjectRecord};
+use crate::runtime::program::{BoxFuture, ProgramResult};
 use ractor::ActorRef;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 impl ProcessActor {
@@ -165,17 +170,13 @@ impl ProcessActor {
             state.started_at = Some(tokio::time::Instant::now());
         }
         let ctx = ProcessContext::new(pid, start, myself.clone());
-        let task = tokio::spawn(program.run(ctx));
-        let abort = task.abort_handle();
         let me = myself.clone();
-        tokio::spawn(async move {
-            let result = match task.await {
-                Ok(result) => Ok(result),
-                Err(e) if e.is_panic() => Err(panic_message(e.into_panic())),
-                Err(_) => return, // aborted: the actor already decided the outcome
-            };
+        // One task per execution: the program, with its panic caught, then its end reported.
+        let task = tokio::spawn(async move {
+            let result = CatchUnwind(program.run(ctx)).await;
             let _ = me.cast(ProcessMsg::ProgramEnded { run, result });
         });
+        let abort = task.abort_handle();
         state.run = Some(Run { id: run, abort });
         if let Some(limit) = state.row.account.limit.wall_time_ms {
             let spent = state.wall_before_ms;
@@ -409,6 +410,20 @@ pub(crate) fn signal_result(state: &ProcessState, signal: SignalKind) -> SignalR
 
 fn elapsed_ms(since: tokio::time::Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Runs a program future, turning a panic inside it into an `Err` with the panic's message.
+struct CatchUnwind(BoxFuture<ProgramResult>);
+
+impl Future for CatchUnwind {
+    type Output = Result<ProgramResult, String>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),
+            Err(panic) => Poll::Ready(Err(panic_message(panic))),
+        }
+    }
 }
 
 fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {

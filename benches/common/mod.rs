@@ -1,0 +1,80 @@
+//! Shared fixtures for the runtime benches.
+#![allow(dead_code, unreachable_pub)]
+
+use agentvisor::actors::kernel::budget::Budget;
+use agentvisor::actors::kernel::capability::{CapabilityRequest, Rights};
+use agentvisor::actors::kernel::launch::LaunchRequest;
+use agentvisor::actors::runtime::calls::{Call, CallOk};
+use agentvisor::actors::runtime::program::{Image, program_fn};
+use agentvisor::actors::runtime::{RootSpec, Runtime, RuntimeOptions};
+use agentvisor::actors::{ImageId, Pid};
+
+/// A program that does nothing until the host acts as it.
+pub fn idle_image() -> Image {
+    Image::new("idle", |_| program_fn(|_ctx| std::future::pending()))
+}
+
+/// A program that exits at once.
+pub fn exit_image() -> Image {
+    Image::new("exit", |_| {
+        program_fn(|ctx| async move {
+            ctx.exit(None).await?;
+            Ok(())
+        })
+    })
+}
+
+pub fn options() -> RuntimeOptions {
+    RuntimeOptions::new().image(idle_image()).image(exit_image())
+}
+
+/// A root on the idle image allowed to launch children on any bench image.
+pub async fn root(rt: &Runtime) -> Pid {
+    let grant = |resource: &str, rights| CapabilityRequest {
+        resource: resource.into(),
+        rights,
+        constraints: Default::default(),
+        delegable: true,
+    };
+    rt.spawn_root(RootSpec {
+        goal: "bench root".into(),
+        image: ImageId::from("idle"),
+        cwd: "/".into(),
+        capabilities: vec![
+            grant("process:spawn", Rights::EXECUTE),
+            grant("image:exit", Rights::READ),
+            grant("image:idle", Rights::READ),
+        ],
+        budget: Budget::UNLIMITED,
+    })
+    .await
+    .expect("the bench root launches")
+}
+
+/// Launches a child of `parent` on `image` as the parent would.
+pub async fn spawn(rt: &Runtime, parent: Pid, image: &str) -> Pid {
+    let request = LaunchRequest {
+        goal: "bench child".into(),
+        image: Some(ImageId::from(image)),
+        ..LaunchRequest::default()
+    };
+    match rt.call_as(parent, Call::Spawn(request)).await {
+        Ok(CallOk::Spawned(l)) => l.pid,
+        other => panic!("spawn failed: {other:?}"),
+    }
+}
+
+/// Waits (blocking) as `parent` for `child`.
+pub async fn wait(rt: &Runtime, parent: Pid, child: Pid) {
+    match rt.call_as(parent, Call::Wait { child_pid: child, block: true }).await {
+        Ok(CallOk::Waited(w)) => assert!(w.ready),
+        other => panic!("wait failed: {other:?}"),
+    }
+}
+
+/// Resident set size of this process in bytes, from /proc.
+pub fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    pages * 4096
+}

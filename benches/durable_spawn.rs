@@ -1,0 +1,85 @@
+//! Durable spawn throughput on the SQLite store with 1, 16 and 256 concurrent spawners,
+//! against one commit per change (a plain rusqlite connection with the same pragmas doing one
+//! transaction per change) in the same run.
+//!
+//! A launch is two durable changes (the `runnable` child with the parent's reservation, then
+//! the child's start), so the baseline commits twice per spawn.
+
+mod common;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::time::{Duration, Instant};
+
+fn baseline(iters: u64) -> Duration {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conn = rusqlite::Connection::open(dir.path().join("baseline.db")).expect("open");
+    conn.pragma_update(None, "journal_mode", "WAL").expect("wal");
+    conn.pragma_update(None, "synchronous", "FULL").expect("full");
+    conn.execute_batch("CREATE TABLE processes (pid TEXT PRIMARY KEY, status TEXT NOT NULL, row TEXT NOT NULL)")
+        .expect("schema");
+    // A row of about the size the runtime writes.
+    let row = "x".repeat(600);
+    let start = Instant::now();
+    for i in 0..iters {
+        let pid = format!("{i:032}");
+        for status in ["runnable", "running"] {
+            let tx = conn.unchecked_transaction().expect("begin");
+            tx.execute(
+                "INSERT INTO processes (pid, status, row) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (pid) DO UPDATE SET status = excluded.status, row = excluded.row",
+                (&pid, status, &row),
+            )
+            .expect("insert");
+            tx.commit().expect("commit");
+        }
+    }
+    start.elapsed()
+}
+
+fn bench(c: &mut Criterion) {
+    let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio");
+    let mut group = c.benchmark_group("durable_spawn");
+    group.measurement_time(Duration::from_secs(8)).sample_size(10).throughput(Throughput::Elements(1));
+
+    group.bench_function("baseline_one_commit_per_change", |b| b.iter_custom(baseline));
+
+    for spawners in [1usize, 16, 256] {
+        group.bench_function(format!("agentvisor_{spawners}_spawners"), |b| {
+            b.to_async(&tokio).iter_custom(|iters| async move {
+                let dir = tempfile::tempdir().expect("tempdir");
+                let rt = agentvisor::actors::runtime::Runtime::open(dir.path(), common::options())
+                    .await
+                    .expect("rt");
+                let rt = std::sync::Arc::new(rt);
+                let mut roots = Vec::new();
+                for _ in 0..spawners {
+                    roots.push(common::root(&rt).await);
+                }
+                let per = iters.div_ceil(spawners as u64);
+                let start = Instant::now();
+                let mut tasks = Vec::new();
+                for root in roots {
+                    let rt = rt.clone();
+                    tasks.push(tokio::spawn(async move {
+                        for _ in 0..per {
+                            common::spawn(&rt, root, "idle").await;
+                        }
+                    }));
+                }
+                for t in tasks {
+                    t.await.expect("spawner");
+                }
+                // Scale to the requested iteration count (rounding up gave each spawner `per`).
+                let elapsed = start.elapsed().mul_f64(iters as f64 / (per * spawners as u64) as f64);
+                if let Ok(rt) = std::sync::Arc::try_unwrap(rt) {
+                    rt.shutdown().await.expect("shutdown");
+                }
+                elapsed
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
