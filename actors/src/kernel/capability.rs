@@ -202,6 +202,11 @@ pub fn resource_covers(held: &str, requested: &str) -> bool {
     }
     match (held.strip_prefix("fs:"), requested.strip_prefix("fs:")) {
         (Some(h), Some(r)) => {
+            // `fs:/data/../etc` is /etc: a path with `.` or `..` segments is not lexically
+            // below anything, so only an exact match covers it.
+            if r.split('/').any(|seg| seg == "." || seg == "..") {
+                return false;
+            }
             let h = h.trim_end_matches('/');
             r.strip_prefix(h).is_some_and(|rest| rest.starts_with('/'))
         }
@@ -301,14 +306,20 @@ pub fn host_grant(request: &CapabilityRequest, holder: Pid, id: GrantId) -> Resu
     })
 }
 
-/// Every grant transitively derived from `root` (including `root`), given all grants.
-/// Revoking `root` revokes exactly this set, in one transaction.
+/// Every grant transitively derived from `root` (including `root`), given all grants, each
+/// once. Revoking `root` revokes exactly this set, in one transaction. Terminates even if the
+/// derivation links were to form a cycle.
 pub fn revocation_closure(all: &[Grant], root: GrantId) -> Vec<GrantId> {
     let mut out = vec![root];
+    let mut seen: std::collections::HashSet<GrantId> = std::iter::once(root).collect();
     let mut i = 0;
     while i < out.len() {
         let current = out[i];
-        out.extend(all.iter().filter(|g| g.derived_from == Some(current)).map(|g| g.id));
+        for g in all.iter().filter(|g| g.derived_from == Some(current)) {
+            if seen.insert(g.id) {
+                out.push(g.id);
+            }
+        }
         i += 1;
     }
     out

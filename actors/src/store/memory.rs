@@ -23,6 +23,7 @@ struct State {
     objects: HashMap<Oid, ObjectRecord>,
     checkpoints: HashMap<Pid, Envelope>,
     failed: Option<String>,
+    inject: Option<String>,
 }
 
 impl MemoryStore {
@@ -31,9 +32,10 @@ impl MemoryStore {
         Self::default()
     }
 
-    /// Makes every later commit fail as if a write or fsync had failed (for fail-stop tests).
+    /// Makes the next commit fail as if a write or fsync had failed, and every later one
+    /// refuse with `FailStopped` (for fail-stop tests).
     pub fn fail_next_commit(&self, cause: &str) {
-        self.state.lock().failed = Some(cause.to_string());
+        self.state.lock().inject = Some(cause.to_string());
     }
 }
 
@@ -43,29 +45,30 @@ pub(crate) fn closure(grants: &BTreeMap<GrantId, Grant>, root: GrantId) -> Vec<G
     crate::kernel::capability::revocation_closure(&all, root)
 }
 
-/// Checks every precondition of a change set against the state, without changing it, so that a
-/// refused change set leaves nothing behind.
+/// Checks every precondition of a change set in order, against the state as the earlier
+/// changes of the same set leave it, without changing the state; a refused change set leaves
+/// nothing behind.
 fn validate(state: &State, changes: &[Change]) -> Result<(), StoreError> {
-    let mut overlay: HashMap<GrantId, bool> = HashMap::new();
+    // Only grants matter for preconditions; copy them only when the set touches grants.
+    let touches_grants =
+        changes.iter().any(|c| matches!(c, Change::PutGrant(_) | Change::RevokeGrant(_)));
+    let mut grants = if touches_grants { state.grants.clone() } else { BTreeMap::new() };
     for change in changes {
         match change {
             Change::PutProcess(row) => row.check().map_err(StoreError::Corrupt)?,
             Change::PutGrant(grant) => {
                 if let Some(source) = grant.derived_from {
-                    let live = overlay
-                        .get(&source)
-                        .copied()
-                        .or_else(|| state.grants.get(&source).map(|g| g.live))
-                        .unwrap_or(false);
-                    if !live {
+                    if !grants.get(&source).is_some_and(|g| g.live) {
                         return Err(StoreError::SourceGrantRevoked { source_grant: source });
                     }
                 }
-                overlay.insert(grant.id, grant.live);
+                grants.insert(grant.id, grant.clone());
             }
             Change::RevokeGrant(root) => {
-                for id in closure(&state.grants, *root) {
-                    overlay.insert(id, false);
+                for id in closure(&grants, *root) {
+                    if let Some(g) = grants.get_mut(&id) {
+                        g.live = false;
+                    }
                 }
             }
             _ => {}
@@ -113,6 +116,10 @@ impl Store for MemoryStore {
         let mut state = self.state.lock();
         if let Some(cause) = &state.failed {
             return CommitTicket::ready(Err(StoreError::FailStopped { cause: cause.clone() }));
+        }
+        if let Some(cause) = state.inject.take() {
+            state.failed = Some(cause.clone());
+            return CommitTicket::ready(Err(StoreError::Write(cause)));
         }
         if let Err(e) = validate(&state, &changes) {
             return CommitTicket::ready(Err(e));
@@ -164,5 +171,9 @@ impl Store for MemoryStore {
 
     fn is_writable(&self) -> bool {
         self.state.lock().failed.is_none()
+    }
+
+    fn inject_write_failure(&self) {
+        self.fail_next_commit("injected write failure");
     }
 }

@@ -30,6 +30,10 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// One durable change. A change set (`Vec<Change>`) commits atomically or not at all.
 #[derive(Clone, Debug, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "process rows are most changes; boxing them would add an allocation to nearly every change"
+)]
 pub enum Change {
     /// Inserts or replaces a process row.
     PutProcess(ProcessRow),
@@ -217,4 +221,9 @@ pub trait Store: Send + Sync + 'static {
 
     /// Whether the store refuses writes (read-only view, or fail-stopped).
     fn is_writable(&self) -> bool;
+
+    /// Makes the next group commit fail as a failed write would, fail-stopping the store.
+    /// For tests of fail-stop behaviour through the runtime.
+    #[doc(hidden)]
+    fn inject_write_failure(&self) {}
 }

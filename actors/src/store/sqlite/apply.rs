@@ -1,0 +1,219 @@
+//! Applies one change set to the writer's open transaction, in portable SQL.
+//!
+//! Preconditions are checked against the database as it stands at that point of the group
+//! transaction, so a revocation committed earlier in the same group (by this caller or
+//! another) is seen. A refused change set is reported as [`ApplyError::Refused`] and the
+//! writer rolls back to the change set's savepoint; any SQL error is [`ApplyError::Sql`] and
+//! fails the whole group.
+
+use super::codec::{self, GrantColumns, ObjectColumns, ProcessColumns};
+use crate::kernel::ids::{GrantId, Pid};
+use crate::store::{Change, CommitReceipt, StoreError};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::{BTreeMap, HashSet, VecDeque};
+
+/// Why a change set was not applied.
+#[derive(Debug)]
+pub(super) enum ApplyError {
+    /// A precondition failed: only this change set is refused.
+    Refused(StoreError),
+    /// The database failed: the whole group fails and the store stops.
+    Sql(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for ApplyError {
+    fn from(e: rusqlite::Error) -> Self {
+        ApplyError::Sql(e)
+    }
+}
+
+impl From<StoreError> for ApplyError {
+    fn from(e: StoreError) -> Self {
+        ApplyError::Refused(e)
+    }
+}
+
+const UPSERT_PROCESS: &str = "INSERT INTO processes (pid, parent, depth, image, cwd, goal, \
+     status, wait_state, pause_reason, host_gate, outcome, result_oid, state_generation, epoch, \
+     resume_claim, started, account) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) \
+     ON CONFLICT (pid) DO UPDATE SET parent = excluded.parent, depth = excluded.depth, \
+     image = excluded.image, cwd = excluded.cwd, goal = excluded.goal, \
+     status = excluded.status, wait_state = excluded.wait_state, \
+     pause_reason = excluded.pause_reason, host_gate = excluded.host_gate, \
+     outcome = excluded.outcome, result_oid = excluded.result_oid, \
+     state_generation = excluded.state_generation, epoch = excluded.epoch, \
+     resume_claim = excluded.resume_claim, started = excluded.started, \
+     account = excluded.account";
+
+const UPSERT_GRANT: &str = "INSERT INTO grants (id, holder, resource, rights, constraints, \
+     delegable, live, derived_from) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+     ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, resource = excluded.resource, \
+     rights = excluded.rights, constraints = excluded.constraints, \
+     delegable = excluded.delegable, live = excluded.live, \
+     derived_from = excluded.derived_from";
+
+/// The root and everything derived from it, transitively. `UNION` (not `UNION ALL`) makes
+/// the recursion stop even if stored `derived_from` links ever formed a cycle.
+const REVOCATION_CLOSURE: &str = "WITH RECURSIVE closure (id) AS ( \
+         SELECT ?1 \
+         UNION \
+         SELECT g.id FROM grants g JOIN closure c ON g.derived_from = c.id \
+     ) \
+     SELECT g.id, g.holder, g.live, g.derived_from FROM grants g JOIN closure c ON g.id = c.id";
+
+const UPSERT_OBJECT: &str = "INSERT INTO objects (oid, owner_kind, owner_pid, kind, payload) \
+     VALUES (?1, ?2, ?3, ?4, ?5) \
+     ON CONFLICT (oid) DO UPDATE SET owner_kind = excluded.owner_kind, \
+     owner_pid = excluded.owner_pid, kind = excluded.kind, payload = excluded.payload";
+
+const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints (pid, envelope) VALUES (?1, ?2) \
+     ON CONFLICT (pid) DO UPDATE SET envelope = excluded.envelope";
+
+/// Applies every change of one change set, in order, and says what it revoked.
+pub(super) fn apply_set(conn: &Connection, changes: &[Change]) -> Result<CommitReceipt, ApplyError> {
+    let mut receipt = CommitReceipt::default();
+    for change in changes {
+        match change {
+            Change::PutProcess(row) => put_process(conn, &ProcessColumns::encode(row)?)?,
+            Change::PutGrant(grant) => {
+                if let Some(source) = grant.derived_from
+                    && !is_live(conn, source)?
+                {
+                    return Err(StoreError::SourceGrantRevoked { source_grant: source }.into());
+                }
+                put_grant(conn, &GrantColumns::encode(grant)?)?;
+            }
+            Change::RevokeGrant(root) => receipt.revoked.extend(revoke(conn, *root)?),
+            Change::PutObject(object) => put_object(conn, &ObjectColumns::encode(object))?,
+            Change::DeleteObject(oid) => {
+                conn.prepare_cached("DELETE FROM objects WHERE oid = ?1")?.execute([oid.to_string()])?;
+            }
+            Change::PutCheckpoint { pid, envelope } => {
+                conn.prepare_cached(UPSERT_CHECKPOINT)?
+                    .execute(params![pid.to_string(), envelope.encode()])?;
+            }
+        }
+    }
+    Ok(receipt)
+}
+
+fn put_process(conn: &Connection, c: &ProcessColumns) -> rusqlite::Result<()> {
+    conn.prepare_cached(UPSERT_PROCESS)?.execute(params![
+        c.pid,
+        c.parent,
+        c.depth,
+        c.image,
+        c.cwd,
+        c.goal,
+        c.status,
+        c.wait_state,
+        c.pause_reason,
+        c.host_gate,
+        c.outcome,
+        c.result_oid,
+        c.state_generation,
+        c.epoch,
+        c.resume_claim,
+        c.started,
+        c.account,
+    ])?;
+    Ok(())
+}
+
+fn put_grant(conn: &Connection, c: &GrantColumns) -> rusqlite::Result<()> {
+    conn.prepare_cached(UPSERT_GRANT)?.execute(params![
+        c.id,
+        c.holder,
+        c.resource,
+        c.rights,
+        c.constraints,
+        c.delegable,
+        c.live,
+        c.derived_from,
+    ])?;
+    Ok(())
+}
+
+fn put_object(conn: &Connection, c: &ObjectColumns) -> rusqlite::Result<()> {
+    conn.prepare_cached(UPSERT_OBJECT)?.execute(params![
+        c.oid,
+        c.owner_kind,
+        c.owner_pid,
+        c.kind,
+        c.payload
+    ])?;
+    Ok(())
+}
+
+/// Whether a grant exists and is live right now, inside the group transaction.
+fn is_live(conn: &Connection, id: GrantId) -> rusqlite::Result<bool> {
+    let live: Option<bool> = conn
+        .prepare_cached("SELECT live FROM grants WHERE id = ?1")?
+        .query_row([id.to_string()], |r| r.get(0))
+        .optional()?;
+    Ok(live.unwrap_or(false))
+}
+
+struct ClosureRow {
+    id: GrantId,
+    holder: Pid,
+    live: bool,
+    derived_from: Option<GrantId>,
+}
+
+/// Revokes `root` and its transitive derivations; returns each grant that went from live to
+/// revoked, with its holder, in breadth-first order from the root with siblings in id order
+/// (the order `kernel::capability::revocation_closure` and the in-memory store use).
+fn revoke(conn: &Connection, root: GrantId) -> Result<Vec<(GrantId, Pid)>, ApplyError> {
+    let mut rows = Vec::new();
+    {
+        let mut stmt = conn.prepare_cached(REVOCATION_CLOSURE)?;
+        let mut query = stmt.query([root.to_string()])?;
+        while let Some(r) = query.next()? {
+            let id: String = r.get(0)?;
+            let holder: String = r.get(1)?;
+            let derived_from: Option<String> = r.get(3)?;
+            rows.push(ClosureRow {
+                id: codec::grant_id(&id)?,
+                holder: codec::pid(&holder)?,
+                live: r.get(2)?,
+                derived_from: derived_from.as_deref().map(codec::grant_id).transpose()?,
+            });
+        }
+    }
+    let mut revoked = Vec::new();
+    let mut update = conn.prepare_cached("UPDATE grants SET live = ?1 WHERE id = ?2")?;
+    for (id, holder) in breadth_first(root, &rows) {
+        update.execute(params![false, id.to_string()])?;
+        revoked.push((id, holder));
+    }
+    Ok(revoked)
+}
+
+/// The live grants of a closure in breadth-first order from `root`, siblings in id order.
+fn breadth_first(root: GrantId, rows: &[ClosureRow]) -> Vec<(GrantId, Pid)> {
+    let by_id: BTreeMap<GrantId, &ClosureRow> = rows.iter().map(|r| (r.id, r)).collect();
+    let mut children: BTreeMap<GrantId, Vec<GrantId>> = BTreeMap::new();
+    for row in by_id.values() {
+        if let Some(parent) = row.derived_from {
+            children.entry(parent).or_default().push(row.id);
+        }
+    }
+    let mut out = Vec::new();
+    let mut seen = HashSet::from([root]);
+    let mut queue = VecDeque::from([root]);
+    while let Some(id) = queue.pop_front() {
+        if let Some(row) = by_id.get(&id)
+            && row.live
+        {
+            out.push((row.id, row.holder));
+        }
+        for child in children.get(&id).into_iter().flatten() {
+            if seen.insert(*child) {
+                queue.push_back(*child);
+            }
+        }
+    }
+    out
+}

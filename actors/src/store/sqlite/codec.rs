@@ -1,0 +1,339 @@
+//! Conversions between kernel types and SQL column values.
+//!
+//! Ids are lowercase hyphenated UUID text (so text order is id order), unsigned integers are
+//! checked into SQL's signed 64-bit INTEGER, nested typed fields are `serde_json` text and
+//! payloads are `Envelope::encode()` bytes. Decoding is strict: anything that does not decode
+//! back into the exact value that was written is [`StoreError::Corrupt`].
+
+use crate::kernel::budget::Account;
+use crate::kernel::capability::{Constraints, Grant, Rights};
+use crate::kernel::ids::{Epoch, GrantId, ImageId, Oid, Pid};
+use crate::kernel::process::ProcessRow;
+use crate::kernel::status::{Outcome, PauseReason, Status, WaitState};
+use crate::store::{Envelope, ObjectOwner, ObjectRecord, StoreError};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::fmt::Display;
+use std::str::FromStr;
+
+/// The `processes` columns, in the order [`ProcessColumns`] binds and [`RawProcess`] reads.
+pub(super) const PROCESS_COLUMNS: &str = "pid, parent, depth, image, cwd, goal, status, \
+     wait_state, pause_reason, host_gate, outcome, result_oid, state_generation, epoch, \
+     resume_claim, started, account";
+
+/// The `grants` columns, in the order [`GrantColumns`] binds and [`RawGrant`] reads.
+pub(super) const GRANT_COLUMNS: &str =
+    "id, holder, resource, rights, constraints, delegable, live, derived_from";
+
+/// The `objects` columns, in the order [`ObjectColumns`] binds and [`RawObject`] reads.
+pub(super) const OBJECT_COLUMNS: &str = "oid, owner_kind, owner_pid, kind, payload";
+
+fn corrupt(what: impl Display) -> StoreError {
+    StoreError::Corrupt(what.to_string())
+}
+
+/// An unsigned value as a SQL INTEGER; values past `i64::MAX` cannot be stored.
+pub(super) fn int(value: u64, what: &str) -> Result<i64, StoreError> {
+    i64::try_from(value).map_err(|_| corrupt(format!("{what} {value} does not fit a SQL integer")))
+}
+
+fn uint<T: TryFrom<i64>>(value: i64, what: &str) -> Result<T, StoreError> {
+    T::try_from(value).map_err(|_| corrupt(format!("{what} {value} is out of range")))
+}
+
+fn id<T: FromStr>(text: &str, what: &str) -> Result<T, StoreError> {
+    text.parse().map_err(|_| corrupt(format!("{what} {text:?} is not a UUID")))
+}
+
+fn opt_id<T: FromStr>(text: Option<&str>, what: &str) -> Result<Option<T>, StoreError> {
+    text.map(|t| id(t, what)).transpose()
+}
+
+fn to_json<T: Serialize>(value: &T, what: &str) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| corrupt(format!("{what} cannot be encoded: {e}")))
+}
+
+fn opt_to_json<T: Serialize>(value: Option<&T>, what: &str) -> Result<Option<String>, StoreError> {
+    value.map(|v| to_json(v, what)).transpose()
+}
+
+fn from_json<T: DeserializeOwned>(text: &str, what: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(format!("{what} {text:?} does not decode: {e}")))
+}
+
+fn opt_from_json<T: DeserializeOwned>(text: Option<&str>, what: &str) -> Result<Option<T>, StoreError> {
+    text.map(|t| from_json(t, what)).transpose()
+}
+
+/// A process row as bindable column values.
+pub(super) struct ProcessColumns {
+    pub(super) pid: String,
+    pub(super) parent: Option<String>,
+    pub(super) depth: i64,
+    pub(super) image: String,
+    pub(super) cwd: String,
+    pub(super) goal: String,
+    pub(super) status: &'static str,
+    pub(super) wait_state: Option<String>,
+    pub(super) pause_reason: Option<String>,
+    pub(super) host_gate: Option<String>,
+    pub(super) outcome: Option<String>,
+    pub(super) result_oid: Option<String>,
+    pub(super) state_generation: i64,
+    pub(super) epoch: Option<i64>,
+    pub(super) resume_claim: Option<i64>,
+    pub(super) started: bool,
+    pub(super) account: String,
+}
+
+impl ProcessColumns {
+    /// Encodes a row, refusing one whose invariants do not hold (the write half of the pair
+    /// assertion across the disk boundary).
+    pub(super) fn encode(row: &ProcessRow) -> Result<ProcessColumns, StoreError> {
+        row.check().map_err(StoreError::Corrupt)?;
+        Ok(ProcessColumns {
+            pid: row.pid.to_string(),
+            parent: row.parent.map(|p| p.to_string()),
+            depth: i64::from(row.depth),
+            image: row.image.0.clone(),
+            cwd: row.cwd.clone(),
+            goal: row.goal.clone(),
+            status: row.status.as_str(),
+            wait_state: opt_to_json(row.wait_state.as_ref(), "wait_state")?,
+            pause_reason: opt_to_json(row.pause_reason.as_ref(), "pause_reason")?,
+            host_gate: row.host_gate.clone(),
+            outcome: opt_to_json(row.outcome.as_ref(), "outcome")?,
+            result_oid: row.result_oid.map(|o| o.to_string()),
+            state_generation: int(row.state_generation, "state_generation")?,
+            epoch: row.epoch.map(|e| int(e.0, "epoch")).transpose()?,
+            resume_claim: row.resume_claim.map(|c| int(c, "resume_claim")).transpose()?,
+            started: row.started,
+            account: to_json(&row.account, "account")?,
+        })
+    }
+}
+
+/// A process row as read, before decoding.
+pub(super) struct RawProcess {
+    pid: String,
+    parent: Option<String>,
+    depth: i64,
+    image: String,
+    cwd: String,
+    goal: String,
+    status: String,
+    wait_state: Option<String>,
+    pause_reason: Option<String>,
+    host_gate: Option<String>,
+    outcome: Option<String>,
+    result_oid: Option<String>,
+    state_generation: i64,
+    epoch: Option<i64>,
+    resume_claim: Option<i64>,
+    started: bool,
+    account: String,
+}
+
+impl RawProcess {
+    /// Reads the [`PROCESS_COLUMNS`] of one result row.
+    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawProcess> {
+        Ok(RawProcess {
+            pid: r.get(0)?,
+            parent: r.get(1)?,
+            depth: r.get(2)?,
+            image: r.get(3)?,
+            cwd: r.get(4)?,
+            goal: r.get(5)?,
+            status: r.get(6)?,
+            wait_state: r.get(7)?,
+            pause_reason: r.get(8)?,
+            host_gate: r.get(9)?,
+            outcome: r.get(10)?,
+            result_oid: r.get(11)?,
+            state_generation: r.get(12)?,
+            epoch: r.get(13)?,
+            resume_claim: r.get(14)?,
+            started: r.get(15)?,
+            account: r.get(16)?,
+        })
+    }
+
+    /// Decodes the row and checks its invariants (the read half of the pair assertion).
+    pub(super) fn decode(self) -> Result<ProcessRow, StoreError> {
+        let status = Status::parse(&self.status)
+            .ok_or_else(|| corrupt(format!("process {}: unknown status {:?}", self.pid, self.status)))?;
+        let row = ProcessRow {
+            pid: id::<Pid>(&self.pid, "pid")?,
+            parent: opt_id::<Pid>(self.parent.as_deref(), "parent")?,
+            depth: uint(self.depth, "depth")?,
+            image: ImageId(self.image),
+            cwd: self.cwd,
+            goal: self.goal,
+            status,
+            wait_state: opt_from_json::<WaitState>(self.wait_state.as_deref(), "wait_state")?,
+            pause_reason: opt_from_json::<PauseReason>(self.pause_reason.as_deref(), "pause_reason")?,
+            host_gate: self.host_gate,
+            outcome: opt_from_json::<Outcome>(self.outcome.as_deref(), "outcome")?,
+            result_oid: opt_id::<Oid>(self.result_oid.as_deref(), "result_oid")?,
+            state_generation: uint(self.state_generation, "state_generation")?,
+            epoch: self.epoch.map(|e| uint(e, "epoch").map(Epoch)).transpose()?,
+            resume_claim: self.resume_claim.map(|c| uint(c, "resume_claim")).transpose()?,
+            started: self.started,
+            account: from_json::<Account>(&self.account, "account")?,
+        };
+        row.check().map_err(|e| corrupt(format!("process row read back: {e}")))?;
+        Ok(row)
+    }
+}
+
+/// A grant as bindable column values.
+pub(super) struct GrantColumns {
+    pub(super) id: String,
+    pub(super) holder: String,
+    pub(super) resource: String,
+    pub(super) rights: i64,
+    pub(super) constraints: String,
+    pub(super) delegable: bool,
+    pub(super) live: bool,
+    pub(super) derived_from: Option<String>,
+}
+
+impl GrantColumns {
+    /// Encodes a grant.
+    pub(super) fn encode(grant: &Grant) -> Result<GrantColumns, StoreError> {
+        Ok(GrantColumns {
+            id: grant.id.to_string(),
+            holder: grant.holder.to_string(),
+            resource: grant.resource.clone(),
+            rights: i64::from(grant.rights.bits()),
+            constraints: to_json(&grant.constraints, "constraints")?,
+            delegable: grant.delegable,
+            live: grant.live,
+            derived_from: grant.derived_from.map(|g| g.to_string()),
+        })
+    }
+}
+
+/// A grant as read, before decoding.
+pub(super) struct RawGrant {
+    id: String,
+    holder: String,
+    resource: String,
+    rights: i64,
+    constraints: String,
+    delegable: bool,
+    live: bool,
+    derived_from: Option<String>,
+}
+
+impl RawGrant {
+    /// Reads the [`GRANT_COLUMNS`] of one result row.
+    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawGrant> {
+        Ok(RawGrant {
+            id: r.get(0)?,
+            holder: r.get(1)?,
+            resource: r.get(2)?,
+            rights: r.get(3)?,
+            constraints: r.get(4)?,
+            delegable: r.get(5)?,
+            live: r.get(6)?,
+            derived_from: r.get(7)?,
+        })
+    }
+
+    /// Decodes the grant; unknown right bits are corruption.
+    pub(super) fn decode(self) -> Result<Grant, StoreError> {
+        let bits: u8 = uint(self.rights, "rights")?;
+        let rights = Rights::from_bits(bits)
+            .ok_or_else(|| corrupt(format!("grant {}: unknown right bits {bits:#x}", self.id)))?;
+        Ok(Grant {
+            id: id::<GrantId>(&self.id, "grant id")?,
+            holder: id::<Pid>(&self.holder, "holder")?,
+            resource: self.resource,
+            rights,
+            constraints: from_json::<Constraints>(&self.constraints, "constraints")?,
+            delegable: self.delegable,
+            live: self.live,
+            derived_from: opt_id::<GrantId>(self.derived_from.as_deref(), "derived_from")?,
+        })
+    }
+}
+
+/// Parses a grant id column.
+pub(super) fn grant_id(text: &str) -> Result<GrantId, StoreError> {
+    id(text, "grant id")
+}
+
+/// Parses a pid column.
+pub(super) fn pid(text: &str) -> Result<Pid, StoreError> {
+    id(text, "pid")
+}
+
+/// An object record as bindable column values.
+pub(super) struct ObjectColumns {
+    pub(super) oid: String,
+    pub(super) owner_kind: &'static str,
+    pub(super) owner_pid: Option<String>,
+    pub(super) kind: String,
+    pub(super) payload: Option<Vec<u8>>,
+}
+
+impl ObjectColumns {
+    /// Encodes an object record; the payload is its envelope's storage form.
+    pub(super) fn encode(object: &ObjectRecord) -> ObjectColumns {
+        let (owner_kind, owner_pid) = match object.owner {
+            ObjectOwner::Process(pid) => ("process", Some(pid.to_string())),
+            ObjectOwner::ProcessResult(pid) => ("process_result", Some(pid.to_string())),
+            ObjectOwner::Host => ("host", None),
+        };
+        ObjectColumns {
+            oid: object.oid.to_string(),
+            owner_kind,
+            owner_pid,
+            kind: object.kind.clone(),
+            payload: object.payload.as_ref().map(Envelope::encode),
+        }
+    }
+}
+
+/// An object record as read, before decoding.
+pub(super) struct RawObject {
+    oid: String,
+    owner_kind: String,
+    owner_pid: Option<String>,
+    kind: String,
+    payload: Option<Vec<u8>>,
+}
+
+impl RawObject {
+    /// Reads the [`OBJECT_COLUMNS`] of one result row.
+    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawObject> {
+        Ok(RawObject {
+            oid: r.get(0)?,
+            owner_kind: r.get(1)?,
+            owner_pid: r.get(2)?,
+            kind: r.get(3)?,
+            payload: r.get(4)?,
+        })
+    }
+
+    /// Decodes the record; an owner kind that disagrees with its pid column is corruption.
+    pub(super) fn decode(self) -> Result<ObjectRecord, StoreError> {
+        let owner_pid = opt_id::<Pid>(self.owner_pid.as_deref(), "owner pid")?;
+        let owner = match (self.owner_kind.as_str(), owner_pid) {
+            ("process", Some(pid)) => ObjectOwner::Process(pid),
+            ("process_result", Some(pid)) => ObjectOwner::ProcessResult(pid),
+            ("host", None) => ObjectOwner::Host,
+            (kind, pid) => {
+                return Err(corrupt(format!("object {}: owner {kind:?} with pid {pid:?}", self.oid)));
+            }
+        };
+        let payload = self.payload.map(|bytes| envelope(&bytes, &self.oid)).transpose()?;
+        Ok(ObjectRecord { oid: id::<Oid>(&self.oid, "oid")?, owner, kind: self.kind, payload })
+    }
+}
+
+/// Decodes a stored envelope.
+pub(super) fn envelope(bytes: &[u8], whose: &str) -> Result<Envelope, StoreError> {
+    Envelope::decode(bytes).map_err(|e| corrupt(format!("payload of {whose}: {e}")))
+}

@@ -1,0 +1,223 @@
+//! The SQLite store: one embedded file, WAL, `synchronous=FULL`, one writer thread with group
+//! commit, readers on their own connections, fail-stop after any failed write.
+//!
+//! - [`schema`]: tables, version check, pragmas and how connections are opened.
+//! - [`codec`]: kernel types to and from column values.
+//! - [`apply`]: one change set as portable SQL, with its preconditions.
+//! - [`writer`]: the writer thread, group commit and fail-stop.
+//! - [`read`]: the pool of read connections and the queries.
+//!
+//! The on-disk format is described in `docs/storage-format.md`.
+
+mod apply;
+mod codec;
+mod read;
+mod schema;
+mod writer;
+
+use crate::kernel::capability::Grant;
+use crate::kernel::ids::{Epoch, Oid, Pid};
+use crate::kernel::process::ProcessRow;
+use crate::store::{Change, CommitTicket, Envelope, ObjectRecord, ProcessQuery, Store, StoreError};
+use parking_lot::{Mutex, MutexGuard, RwLock};
+use read::ReadPool;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc::{self, SyncSender};
+use std::thread::JoinHandle;
+use writer::{Request, Shared, WriterPragmas};
+
+/// Requests that may wait for the writer at once. A submitter finding the queue full blocks
+/// until the writer takes a group out (backpressure instead of unbounded memory). Each group
+/// takes up to `GROUP_COMMIT_CHANGES_MAX` changes, so a full queue drains in a few commits.
+const SUBMIT_QUEUE_MAX: usize = 4096;
+
+/// The SQLite store: one embedded file in WAL mode with `synchronous=FULL`, one writer thread
+/// that folds concurrent change sets into one transaction (group commit), readers on pooled
+/// read-only connections, and fail-stop after any failed write. The file format, what is
+/// durable, and the commit semantics are in `docs/storage-format.md`.
+///
+/// Dropping it (or [`SqliteStore::close`]) stops the writer after it has committed and
+/// answered everything already submitted.
+pub struct SqliteStore {
+    readers: ReadPool,
+    /// `None` for the read-only view.
+    writer: Option<Writer>,
+}
+
+struct Writer {
+    /// `None` once closed.
+    requests: RwLock<Option<SyncSender<Request>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    shared: Arc<Shared>,
+}
+
+/// Keeps the writer from starting its next group while held; see
+/// [`SqliteStore::hold_writer`].
+#[doc(hidden)]
+#[must_use = "the writer is held only while this guard lives"]
+pub struct WriterHold<'a> {
+    _guard: MutexGuard<'a, ()>,
+}
+
+impl SqliteStore {
+    /// Opens the store at `path` (normally `<state_dir>/agentvisor.db`), creating the file and
+    /// its schema if needed, and starts the writer thread.
+    ///
+    /// Fails with [`StoreError::SchemaTooNew`] if a newer build wrote the file, and with
+    /// [`StoreError::Open`] if it cannot be opened as a store.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let conn = schema::open_writer(path)?;
+        let readers = ReadPool::new(path.to_path_buf(), schema::open_reader(path)?);
+        let shared = Arc::new(Shared::default());
+        let (requests, receiver) = mpsc::sync_channel(SUBMIT_QUEUE_MAX);
+        let thread_shared = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("agentvisor-store-writer".to_string())
+            .spawn(move || writer::run(conn, receiver, &thread_shared))
+            .map_err(|e| StoreError::Open {
+                path: path.display().to_string(),
+                message: format!("failed to start the writer thread: {e}"),
+            })?;
+        Ok(SqliteStore {
+            readers,
+            writer: Some(Writer {
+                requests: RwLock::new(Some(requests)),
+                thread: Mutex::new(Some(thread)),
+                shared,
+            }),
+        })
+    }
+
+    /// Opens an existing store for reading only: every write is refused with
+    /// [`StoreError::ReadOnly`]. For a second opener beside the runtime that owns the state
+    /// directory; it reads what the owner has committed and never changes anything.
+    pub fn open_read_only(path: &Path) -> Result<SqliteStore, StoreError> {
+        let conn = schema::open_reader(path)?;
+        schema::check_readable(&conn, path)?;
+        Ok(SqliteStore { readers: ReadPool::new(path.to_path_buf(), conn), writer: None })
+    }
+
+    /// Stops the writer after it has committed and answered everything already submitted,
+    /// and waits for it. Later submissions resolve [`StoreError::Closed`]. Reads keep working.
+    /// Idempotent.
+    pub fn close(&self) {
+        let Some(writer) = &self.writer else { return };
+        // Dropping the only sender ends the writer's loop once the queue is empty.
+        drop(writer.requests.write().take());
+        let thread = writer.thread.lock().take();
+        if let Some(thread) = thread
+            && thread.join().is_err()
+        {
+            tracing::error!("the store's writer thread panicked");
+        }
+    }
+
+    /// Makes the next group commit fail as if its COMMIT had failed, which fail-stops the
+    /// store. For tests of fail-stop; does nothing on a read-only view.
+    #[doc(hidden)]
+    pub fn inject_write_failure(&self) {
+        if let Some(writer) = &self.writer {
+            writer.shared.inject_failure();
+        }
+    }
+
+    /// How many transactions the writer has committed since this store was opened.
+    #[doc(hidden)]
+    pub fn commits_so_far(&self) -> u64 {
+        self.writer.as_ref().map_or(0, |w| w.shared.commits())
+    }
+
+    /// Keeps the writer from starting its next group until the returned guard is dropped, so
+    /// that a test can queue several submissions and see them committed as one group.
+    #[doc(hidden)]
+    pub fn hold_writer(&self) -> Option<WriterHold<'_>> {
+        self.writer.as_ref().map(|w| WriterHold { _guard: w.shared.gate.lock() })
+    }
+
+    /// The writer connection's durability settings, as SQLite reports them.
+    #[doc(hidden)]
+    pub fn writer_pragmas(&self) -> Result<WriterPragmas, StoreError> {
+        let (reply, answer) = mpsc::channel();
+        self.send(Request::Pragmas { reply })?;
+        answer.recv().map_err(|_| StoreError::Closed)?
+    }
+
+    /// SQLite's plan for a process query, one line per step (`EXPLAIN QUERY PLAN`); for
+    /// tests that guard which index a query uses.
+    #[doc(hidden)]
+    pub fn processes_plan(&self, query: ProcessQuery) -> Result<Vec<String>, StoreError> {
+        self.readers.processes_plan(query)
+    }
+
+    /// Sends a request to the writer; `Closed` if there is none any more.
+    fn send(&self, request: Request) -> Result<(), StoreError> {
+        let writer = self.writer.as_ref().ok_or(StoreError::ReadOnly)?;
+        let requests = writer.requests.read();
+        let sender = requests.as_ref().ok_or(StoreError::Closed)?;
+        sender.send(request).map_err(|_| StoreError::Closed)
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl Store for SqliteStore {
+    fn submit(&self, changes: Vec<Change>) -> CommitTicket {
+        let Some(writer) = &self.writer else {
+            return CommitTicket::ready(Err(StoreError::ReadOnly));
+        };
+        if let Some(cause) = writer.shared.stopped() {
+            return CommitTicket::ready(Err(StoreError::FailStopped { cause }));
+        }
+        let (reply, ticket) = CommitTicket::channel();
+        match self.send(Request::Commit { changes, reply }) {
+            Ok(()) => ticket,
+            Err(e) => CommitTicket::ready(Err(e)),
+        }
+    }
+
+    fn begin_epoch(&self) -> Result<Epoch, StoreError> {
+        let (reply, answer) = mpsc::channel();
+        self.send(Request::BeginEpoch { reply })?;
+        answer.recv().map_err(|_| StoreError::Closed)?
+    }
+
+    fn epoch(&self) -> Result<Epoch, StoreError> {
+        self.readers.epoch()
+    }
+
+    fn process(&self, pid: Pid) -> Result<Option<ProcessRow>, StoreError> {
+        self.readers.process(pid)
+    }
+
+    fn processes(&self, query: ProcessQuery) -> Result<Vec<ProcessRow>, StoreError> {
+        self.readers.processes(query)
+    }
+
+    fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError> {
+        self.readers.grants_of(holder)
+    }
+
+    fn object(&self, oid: Oid) -> Result<Option<ObjectRecord>, StoreError> {
+        self.readers.object(oid)
+    }
+
+    fn checkpoint(&self, pid: Pid) -> Result<Option<Envelope>, StoreError> {
+        self.readers.checkpoint(pid)
+    }
+
+    fn is_writable(&self) -> bool {
+        match &self.writer {
+            None => false,
+            Some(writer) => writer.shared.stopped().is_none() && writer.requests.read().is_some(),
+        }
+    }
+
+    fn inject_write_failure(&self) {
+        SqliteStore::inject_write_failure(self);
+    }
+}

@@ -1,0 +1,204 @@
+//! The file's schema, its version check, and how each kind of connection is opened.
+//!
+//! Everything SQLite-specific about setup lives here (pragmas, `sqlite_master`, open flags);
+//! the statements elsewhere are portable SQL. `docs/storage-format.md` describes the result.
+
+use crate::store::{SCHEMA_VERSION, StoreError};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use std::path::Path;
+use std::time::Duration;
+
+/// How long a connection waits for a lock held by another connection before failing.
+/// Readers in WAL mode almost never wait; the writer only waits if another process writes,
+/// which the runtime's state-directory lock rules out. Five seconds turns a transient stall
+/// into a wait and a real deadlock into an error instead of a hang.
+pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The tables and indexes of schema version 1. Idempotent, so it is run on every open.
+const SCHEMA_V1: &str = "
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS processes (
+    pid              TEXT PRIMARY KEY,
+    parent           TEXT NULL,
+    depth            INTEGER NOT NULL,
+    image            TEXT NOT NULL,
+    cwd              TEXT NOT NULL,
+    goal             TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    wait_state       TEXT NULL,
+    pause_reason     TEXT NULL,
+    host_gate        TEXT NULL,
+    outcome          TEXT NULL,
+    result_oid       TEXT NULL,
+    state_generation INTEGER NOT NULL,
+    epoch            INTEGER NULL,
+    resume_claim     INTEGER NULL,
+    started          INTEGER NOT NULL,
+    account          TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS processes_parent ON processes (parent, pid);
+CREATE INDEX IF NOT EXISTS processes_live_parent ON processes (parent, pid)
+    WHERE status NOT IN ('exited', 'failed', 'killed');
+CREATE TABLE IF NOT EXISTS grants (
+    id           TEXT PRIMARY KEY,
+    holder       TEXT NOT NULL,
+    resource     TEXT NOT NULL,
+    rights       INTEGER NOT NULL,
+    constraints  TEXT NOT NULL,
+    delegable    INTEGER NOT NULL,
+    live         INTEGER NOT NULL,
+    derived_from TEXT NULL
+);
+CREATE INDEX IF NOT EXISTS grants_holder ON grants (holder, id);
+CREATE INDEX IF NOT EXISTS grants_derived_from ON grants (derived_from, id);
+CREATE TABLE IF NOT EXISTS objects (
+    oid        TEXT PRIMARY KEY,
+    owner_kind TEXT NOT NULL,
+    owner_pid  TEXT NULL,
+    kind       TEXT NOT NULL,
+    payload    BLOB NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    pid      TEXT PRIMARY KEY,
+    envelope BLOB NOT NULL
+);
+";
+
+/// The `WHERE` term that selects non-terminal rows. Queries must spell it exactly like the
+/// partial index `processes_live_parent` does, or the planner cannot use that index.
+pub(super) const LIVE_STATUS: &str = "status NOT IN ('exited', 'failed', 'killed')";
+
+fn open_error(path: &Path, message: impl std::fmt::Display) -> StoreError {
+    StoreError::Open { path: path.display().to_string(), message: message.to_string() }
+}
+
+/// Opens (creating if needed) the writer's connection: checks the schema version, sets WAL and
+/// `synchronous=FULL`, and creates the schema.
+pub(super) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| open_error(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| open_error(path, e))?;
+    // Refuse a newer file before changing anything in it, journal mode included.
+    check_version(&conn, path)?;
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+        .map_err(|e| open_error(path, e))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(open_error(path, format!("journal_mode is {mode:?}, not WAL")));
+    }
+    // FULL: a commit returns only after the WAL is fsynced, so an acknowledged commit
+    // survives power loss. The setting is per connection, and only this one writes.
+    conn.pragma_update(None, "synchronous", "FULL").map_err(|e| open_error(path, e))?;
+    // The store declares no foreign keys: references (parent pids, grant sources, owners) are
+    // the kernel's rules, and the store records what it is given exactly as the in-memory
+    // store does. Set explicitly so the bundled build's default does not matter.
+    conn.pragma_update(None, "foreign_keys", "OFF").map_err(|e| open_error(path, e))?;
+    create_schema(&conn).map_err(|e| match e {
+        SchemaError::Sql(e) => open_error(path, e),
+        SchemaError::Refused(e) => e,
+    })?;
+    Ok(conn)
+}
+
+/// Opens a connection that can only read (a reader of the pool, or the read-only view).
+pub(super) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
+    let conn =
+        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .map_err(|e| open_error(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| open_error(path, e))?;
+    Ok(conn)
+}
+
+/// Checks that a file opened read-only is an agentvisor store this build can read.
+pub(super) fn check_readable(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    match check_version(conn, path)? {
+        Some(_) => Ok(()),
+        None => Err(open_error(path, "not an agentvisor store: it has no schema version")),
+    }
+}
+
+/// The file's schema version, if it has one, refusing versions this build does not know.
+fn check_version(conn: &Connection, path: &Path) -> Result<Option<u32>, StoreError> {
+    let found = stored_version(conn).map_err(|e| open_error(path, e))?;
+    match found {
+        None => Ok(None),
+        Some(v) if v > i64::from(SCHEMA_VERSION) => Err(StoreError::SchemaTooNew {
+            found: u32::try_from(v).unwrap_or(u32::MAX),
+            supported: SCHEMA_VERSION,
+        }),
+        Some(v) if v < 1 => Err(open_error(path, format!("unknown schema version {v}"))),
+        Some(v) => Ok(Some(u32::try_from(v).expect("1 <= v <= SCHEMA_VERSION fits a u32"))),
+    }
+}
+
+fn stored_version(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    let has_meta = conn
+        .query_row("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |r| {
+            r.get::<_, String>(0)
+        })
+        .optional()?
+        .is_some();
+    if !has_meta {
+        return Ok(None);
+    }
+    conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).optional()
+}
+
+enum SchemaError {
+    Sql(rusqlite::Error),
+    Refused(StoreError),
+}
+
+impl From<rusqlite::Error> for SchemaError {
+    fn from(e: rusqlite::Error) -> Self {
+        SchemaError::Sql(e)
+    }
+}
+
+/// Creates the schema in one transaction, re-checking the version under the write lock.
+fn create_schema(conn: &Connection) -> Result<(), SchemaError> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let result = (|| {
+        if let Some(v) = stored_version(conn)?
+            && v > i64::from(SCHEMA_VERSION)
+        {
+            return Err(SchemaError::Refused(StoreError::SchemaTooNew {
+                found: u32::try_from(v).unwrap_or(u32::MAX),
+                supported: SCHEMA_VERSION,
+            }));
+        }
+        conn.execute_batch(SCHEMA_V1)?;
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1) \
+             ON CONFLICT (key) DO NOTHING",
+            [i64::from(SCHEMA_VERSION)],
+        )?;
+        conn.execute("INSERT INTO meta (key, value) VALUES ('epoch', 0) ON CONFLICT (key) DO NOTHING", [])?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => Ok(conn.execute_batch("COMMIT")?),
+        Err(e) => {
+            // The transaction is abandoned either way; the error that matters is `e`.
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// Reads the current epoch (0 before any runtime began one).
+pub(super) fn read_epoch(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT value FROM meta WHERE key = 'epoch'", [], |r| r.get(0))
+}
+
+/// Increments the epoch inside the caller's transaction and returns the new value.
+pub(super) fn bump_epoch(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'epoch'", [])?;
+    read_epoch(conn)
+}

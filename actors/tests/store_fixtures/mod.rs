@@ -1,0 +1,137 @@
+//! Builders shared by the store test suites: rows of every shape, grants, commit helpers.
+
+use agentvisor_actors::kernel::budget::{Account, Budget, Usage};
+use agentvisor_actors::kernel::capability::{Constraints, Grant, Rights};
+use agentvisor_actors::kernel::ids::{CountingIds, Epoch, GrantId, IdSource, ImageId, Pid};
+use agentvisor_actors::kernel::process::{Event, ProcessRow};
+use agentvisor_actors::kernel::status::{FailureKind, PauseReason, Sender, SignalKind, WaitState};
+use agentvisor_actors::store::{Change, CommitReceipt, Store};
+
+pub(crate) fn launched(ids: &mut CountingIds, parent: Option<&ProcessRow>) -> ProcessRow {
+    ProcessRow::launched(
+        ids.pid(),
+        parent.map(|p| p.pid),
+        parent.map_or(0, |p| p.depth + 1),
+        ImageId::from("worker"),
+        "/work/tree".to_string(),
+        "count the words".to_string(),
+        Budget::default(),
+    )
+}
+
+pub(crate) fn with(mut row: ProcessRow, events: impl IntoIterator<Item = Event>) -> ProcessRow {
+    for event in events {
+        row.apply(event).expect("the test only applies legal events");
+    }
+    row
+}
+
+pub(crate) fn start() -> Event {
+    Event::Start { epoch: Epoch(3) }
+}
+
+/// One row of every shape a row can take: each status, each wait, pause reason, outcome,
+/// sender, failure kind, claims, gates and a non-trivial account.
+pub(crate) fn every_shape(ids: &mut CountingIds) -> Vec<ProcessRow> {
+    let root = {
+        let mut row = launched(ids, None);
+        row.account = Account::new(Budget {
+            tokens: Some(1_000_000),
+            cost_micros: Some(5_000_000),
+            tool_calls: Some(300),
+            wall_time_ms: Some(3_600_000),
+            live_children: Some(12),
+        });
+        row.account
+            .charge(&Usage { tokens: 1200, cost_micros: 340, tool_calls: 3, wall_time_ms: 0 })
+            .expect("fits");
+        let planned = row.account.plan_child(None, 10).expect("fits");
+        row.account.reserve_child(&planned);
+        row.account.record_wall_time(1234);
+        with(row, [start()])
+    };
+    let mut rows = vec![root.clone()];
+    let child = |ids: &mut CountingIds| launched(ids, Some(&root));
+    rows.push(child(ids));
+    for wait in [
+        WaitState::Child { child_pid: root.pid },
+        WaitState::Message { filter: "{\"channel\":\"ops\"}".to_string() },
+        WaitState::Tool { tool: "grep".to_string() },
+        WaitState::Human { prompt: "ok to ship?".to_string() },
+    ] {
+        rows.push(with(child(ids), [start(), Event::BeginWait(wait.clone())]));
+        // Paused while waiting keeps the wait.
+        rows.push(with(child(ids), [start(), Event::BeginWait(wait), Event::Pause(PauseReason::Shutdown)]));
+    }
+    for reason in [
+        PauseReason::Signal { sender: Sender::Process(root.pid), reason: Some("hold".into()) },
+        PauseReason::Signal { sender: Sender::Host, reason: None },
+        PauseReason::Signal { sender: Sender::Runtime, reason: None },
+        PauseReason::Shutdown,
+    ] {
+        rows.push(with(child(ids), [start(), Event::Pause(reason)]));
+    }
+    rows.push(with(child(ids), [start(), Event::RecoverStale]));
+    rows.push(with(child(ids), [Event::SetGate { reason: "audit".into() }]));
+    rows.push(with(
+        child(ids),
+        [start(), Event::Pause(PauseReason::Shutdown), Event::Resume { epoch: Epoch(4), claim: true }],
+    ));
+    rows.push(with(
+        child(ids),
+        [
+            start(),
+            Event::BeginWait(WaitState::Tool { tool: "t".into() }),
+            Event::WaitSatisfied { epoch: Epoch(5), claim: true },
+            Event::Progress,
+        ],
+    ));
+    let result = ids.oid();
+    rows.push(with(child(ids), [start(), Event::Exit { result_oid: Some(result) }]));
+    rows.push(with(child(ids), [start(), Event::Exit { result_oid: None }]));
+    for kind in [
+        FailureKind::Panic,
+        FailureKind::BudgetExhausted,
+        FailureKind::ResumeInterrupted,
+        FailureKind::LaunchFailed,
+        FailureKind::ProgramError,
+        FailureKind::InvariantViolation,
+    ] {
+        rows.push(with(child(ids), [Event::Fail { kind, message: format!("{kind:?} ✗") }]));
+    }
+    for (signal, reason, sender) in [
+        (SignalKind::Cancel, None, Sender::Host),
+        (SignalKind::Terminate, Some("enough".to_string()), Sender::Process(root.pid)),
+        (SignalKind::Terminate, None, Sender::Runtime),
+    ] {
+        rows.push(with(child(ids), [start(), Event::Kill { signal, reason, sender }]));
+    }
+    let grandchild = launched(ids, Some(&rows[1]));
+    rows.push(grandchild);
+    rows
+}
+
+pub(crate) fn grant(ids: &mut CountingIds, holder: Pid, derived_from: Option<GrantId>) -> Grant {
+    grant_with_id(ids.grant(), holder, derived_from)
+}
+
+pub(crate) fn grant_with_id(id: GrantId, holder: Pid, derived_from: Option<GrantId>) -> Grant {
+    Grant {
+        id,
+        holder,
+        resource: "fs:/data".to_string(),
+        rights: Rights::READ | Rights::WRITE,
+        constraints: Constraints::new(),
+        delegable: true,
+        live: true,
+        derived_from,
+    }
+}
+
+pub(crate) async fn commit(store: &dyn Store, changes: Vec<Change>) -> CommitReceipt {
+    store.submit(changes).await.expect("the change set commits")
+}
+
+pub(crate) fn pids(rows: &[ProcessRow]) -> Vec<Pid> {
+    rows.iter().map(|r| r.pid).collect()
+}
