@@ -1,1 +1,108 @@
-//! The JSON tool surface.
+//! The JSON tool surface: what an LLM (or a script) calls.
+//!
+//! Six kernel tools — `spawn_child_process`, `list_child_processes`, `wait_child_process`,
+//! `signal_child_process`, `process_exit` and `read_object` — each with
+//!
+//! - an argument struct ([`args`]) whose parameter names, defaults and shapes are exactly the
+//!   process-kernel specification's, refusing unknown fields;
+//! - a description taken from the specification and a JSON Schema of its parameters
+//!   ([`tool_schemas`]);
+//! - one conversion into the kernel's typed [`Call`] ([`parse_call`]), shared by every
+//!   dispatcher.
+//!
+//! Dispatch ([`dispatch_as`] for the host acting as a process, [`dispatch_ctx`] for a
+//! program) answers JSON in every case: the kernel's result object, or
+//! `{"error": {"code", "message"}}`. Malformed input is refused with `invalid_arguments` (the
+//! message names the field) or `unknown_tool`; nothing here panics.
+//!
+//! Batches ([`dispatch_batch_as`], [`dispatch_batch_ctx`]) follow the specification's rule: a
+//! wait that suspended the caller ends the batch, and every later call answers `batch_ended`
+//! without running. [`BatchRule`] is that rule on its own, for callers that drive calls
+//! themselves (the scenario runner).
+
+pub mod args;
+mod batch;
+mod dispatch;
+mod schema;
+
+pub use batch::{BatchCall, BatchRule};
+pub use dispatch::{
+    dispatch_as, dispatch_batch_as, dispatch_batch_ctx, dispatch_ctx, error_json, parse_call, result_json,
+};
+pub use schema::{ToolSchema, tool_schema, tool_schemas};
+
+use crate::actors::runtime::calls::Call;
+
+/// The error code of malformed arguments (bad JSON shape, a missing or unknown field, a bad
+/// id). The message names the field.
+pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
+
+/// The error code of a tool name that is not one of [`ToolName::ALL`].
+pub const UNKNOWN_TOOL: &str = "unknown_tool";
+
+/// The error code of a batch call that did not run because an earlier blocking wait
+/// suspended the caller.
+pub const BATCH_ENDED: &str = "batch_ended";
+
+/// The error code of a batch longer than [`crate::actors::limits::BATCH_CALLS_MAX`].
+pub const BATCH_TOO_LARGE: &str = "batch_too_large";
+
+/// The error code of a result that could not be rendered as JSON (never expected).
+pub const INTERNAL: &str = "internal";
+
+/// The kernel tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ToolName {
+    /// `spawn_child_process`.
+    Spawn,
+    /// `list_child_processes`.
+    List,
+    /// `wait_child_process`.
+    Wait,
+    /// `signal_child_process`.
+    Signal,
+    /// `process_exit`.
+    Exit,
+    /// `read_object`.
+    ReadObject,
+}
+
+impl ToolName {
+    /// Every tool, in the order [`tool_schemas`] lists them.
+    pub const ALL: [ToolName; 6] = [
+        ToolName::Spawn,
+        ToolName::List,
+        ToolName::Wait,
+        ToolName::Signal,
+        ToolName::Exit,
+        ToolName::ReadObject,
+    ];
+
+    /// The tool's JSON name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolName::Spawn => "spawn_child_process",
+            ToolName::List => "list_child_processes",
+            ToolName::Wait => "wait_child_process",
+            ToolName::Signal => "signal_child_process",
+            ToolName::Exit => "process_exit",
+            ToolName::ReadObject => "read_object",
+        }
+    }
+
+    /// Looks a tool up by its JSON name.
+    pub fn parse(name: &str) -> Option<ToolName> {
+        ToolName::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// The tool a typed call belongs to (`None` for bookkeeping calls, which are not tools).
+    pub fn of(call: &Call) -> Option<ToolName> {
+        ToolName::parse(call.name())
+    }
+}
+
+impl std::fmt::Display for ToolName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

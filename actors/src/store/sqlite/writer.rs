@@ -237,14 +237,25 @@ fn run_group(
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let mut results = Vec::with_capacity(sets.len());
     for changes in sets {
-        conn.execute_batch("SAVEPOINT change_set")?;
+        // A one-change set is refused, if at all, before its single statement writes, so it
+        // needs no savepoint; most commits (one process row) take this path.
+        if changes.len() <= 1 {
+            match apply_set(conn, changes) {
+                Ok(receipt) => results.push(Ok(receipt)),
+                Err(ApplyError::Refused(refusal)) => results.push(Err(refusal)),
+                Err(ApplyError::Sql(e)) => return Err(GroupError::Sql(e)),
+            }
+            continue;
+        }
+        conn.prepare_cached("SAVEPOINT change_set")?.execute([])?;
         match apply_set(conn, changes) {
             Ok(receipt) => {
-                conn.execute_batch("RELEASE SAVEPOINT change_set")?;
+                conn.prepare_cached("RELEASE SAVEPOINT change_set")?.execute([])?;
                 results.push(Ok(receipt));
             }
             Err(ApplyError::Refused(refusal)) => {
-                conn.execute_batch("ROLLBACK TO SAVEPOINT change_set; RELEASE SAVEPOINT change_set")?;
+                conn.prepare_cached("ROLLBACK TO SAVEPOINT change_set")?.execute([])?;
+                conn.prepare_cached("RELEASE SAVEPOINT change_set")?.execute([])?;
                 results.push(Err(refusal));
             }
             Err(ApplyError::Sql(e)) => return Err(GroupError::Sql(e)),

@@ -1,0 +1,355 @@
+//! The argument of each kernel tool as an LLM sends it, and its conversion into the typed
+//! [`Call`].
+//!
+//! Parameter names, defaults and shapes are exactly those of the process-kernel
+//! specification. Deserialization refuses unknown fields; conversion parses every id, right
+//! and constraint, so a [`Call`] that comes out of here is well-formed and only the kernel's
+//! rules can still refuse it.
+
+use crate::actors::kernel::budget::Budget;
+use crate::actors::kernel::capability::{CapabilityRequest, ConstraintValue, Constraints};
+use crate::actors::kernel::launch::{LaunchRequest, PathRequest};
+use crate::actors::kernel::status::SignalKind;
+use crate::actors::runtime::calls::{Call, ToolError, parse_rights};
+use crate::actors::{ImageId, Oid, Pid};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use super::INVALID_ARGUMENTS;
+
+/// Arguments of `spawn_child_process`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnArgs {
+    /// The child's goal: a concrete deliverable, stop condition and expected evidence. The
+    /// child starts from this goal alone (a goal-only memory view).
+    pub goal: String,
+    /// The child's image; default the parent's. A different image requires read authority
+    /// on it (a live `image:<id>` grant with `read`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// The child's working directory, absolute or relative to the parent's cwd; default
+    /// the parent's cwd. A path that climbs above `/` is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_directory: Option<String>,
+    /// Capabilities to delegate. The matching parent grant must be live and delegable;
+    /// rights may only shrink and constraints only tighten.
+    #[serde(default)]
+    pub inherit_capabilities: Vec<CapabilityArg>,
+    /// Files and directories to delegate. Relative paths resolve against the parent's cwd
+    /// at launch, even if the child gets another cwd.
+    #[serde(default)]
+    pub inherit_paths: Vec<PathArg>,
+    /// An explicit budget; it must fit the parent's remaining budget. Omitted dimensions
+    /// (or an omitted budget) are attenuated from the parent's remaining budget, not copied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_budget: Option<BudgetArg>,
+}
+
+/// One capability to delegate (also the shape of a root's host-made grants).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilityArg {
+    /// The resource, e.g. `process:spawn`, `fs:/data`, `provider:openai`, `image:<id>`.
+    pub resource: String,
+    /// Non-empty rights: any of `read`, `write`, `execute`, `create`, `delete`.
+    #[schemars(length(min = 1))]
+    pub rights: Vec<String>,
+    /// Constraints, each at least as tight as the parent grant's: a non-negative integer
+    /// (an upper bound), an array of strings (an allow-list) or a string (a prefix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraints: Option<BTreeMap<String, ConstraintArg>>,
+    /// Whether the child may delegate it further.
+    #[serde(default)]
+    pub delegable: bool,
+}
+
+/// One constraint value: an upper bound, an allow-list, or a prefix.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    untagged,
+    expecting = "a constraint: a non-negative integer (an upper bound), an array of strings (an allow-list) or a string (a prefix)"
+)]
+pub enum ConstraintArg {
+    /// An upper bound (e.g. `max_calls`); tighter means smaller.
+    Max(u64),
+    /// An allow-list (e.g. `models`); tighter means a subset.
+    OneOf(Vec<String>),
+    /// A prefix (e.g. `path_prefix`); tighter means longer.
+    Prefix(String),
+}
+
+/// One path to delegate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathArg {
+    /// An absolute path, or one relative to the parent's cwd at launch.
+    pub path: String,
+    /// Rights on it.
+    #[serde(default = "read_only")]
+    #[schemars(length(min = 1))]
+    pub rights: Vec<String>,
+    /// Whether the child may delegate it further.
+    #[serde(default)]
+    pub delegable: bool,
+}
+
+fn read_only() -> Vec<String> {
+    vec!["read".to_string()]
+}
+
+/// Budget limits; an omitted dimension is attenuated from the parent's remaining budget.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetArg {
+    /// Model tokens, input and output together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    /// Cost in integer micro-units of the account's currency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micros: Option<u64>,
+    /// Tool calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<u64>,
+    /// Wall-clock milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_time_ms: Option<u64>,
+    /// Live descendants at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_children: Option<u64>,
+}
+
+impl From<BudgetArg> for Budget {
+    fn from(b: BudgetArg) -> Budget {
+        Budget {
+            tokens: b.tokens,
+            cost_micros: b.cost_micros,
+            tool_calls: b.tool_calls,
+            wall_time_ms: b.wall_time_ms,
+            live_children: b.live_children,
+        }
+    }
+}
+
+/// Arguments of `list_child_processes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// Include terminal (exited, failed, killed) children.
+    #[serde(default = "yes")]
+    pub include_terminal: bool,
+}
+
+/// Arguments of `wait_child_process`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitArgs {
+    /// The direct child's pid.
+    #[schemars(extend("format" = "uuid"))]
+    pub child_pid: String,
+    /// Suspend until the child is terminal (`true`), or observe it now (`false`).
+    #[serde(default = "yes")]
+    pub block: bool,
+}
+
+/// Arguments of `signal_child_process`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignalArgs {
+    /// The direct, nonterminal child's pid.
+    #[schemars(extend("format" = "uuid"))]
+    pub child_pid: String,
+    /// The lifecycle signal.
+    pub signal: SignalName,
+    /// Why, for the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A lifecycle signal. Its schema is a plain string `enum`, which every function-calling
+/// client understands (a derived schema would be a `oneOf` of documented constants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SignalName {
+    /// Stop running; keeps any wait.
+    Pause,
+    /// Undo a pause; clears no wait and no host gate.
+    Resume,
+    /// End the child `killed`; rolls nothing back.
+    Cancel,
+    /// End the child `killed`; rolls nothing back.
+    Terminate,
+}
+
+impl SignalName {
+    /// Every signal, in the specification's order.
+    pub const ALL: [SignalName; 4] =
+        [SignalName::Pause, SignalName::Resume, SignalName::Cancel, SignalName::Terminate];
+}
+
+impl JsonSchema for SignalName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SignalName".into()
+    }
+
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<serde_json::Value> =
+            SignalName::ALL.iter().map(|s| SignalKind::from(*s).as_str().into()).collect();
+        let mut schema = serde_json::Map::new();
+        schema.insert("type".into(), "string".into());
+        schema.insert("enum".into(), names.into());
+        schema.into()
+    }
+}
+
+impl From<SignalName> for SignalKind {
+    fn from(s: SignalName) -> SignalKind {
+        match s {
+            SignalName::Pause => SignalKind::Pause,
+            SignalName::Resume => SignalKind::Resume,
+            SignalName::Cancel => SignalKind::Cancel,
+            SignalName::Terminate => SignalKind::Terminate,
+        }
+    }
+}
+
+/// Arguments of `process_exit`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExitArgs {
+    /// The result, any JSON value; made into a PROCESS_RESULT object whose handle the
+    /// parent's wait publishes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<serde_json::Value>,
+}
+
+/// Arguments of `read_object`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadObjectArgs {
+    /// The object: one of the caller's own, or a direct child's result.
+    #[schemars(extend("format" = "uuid"))]
+    pub oid: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// An `invalid_arguments` error naming `field`.
+pub(crate) fn invalid(field: &str, message: impl std::fmt::Display) -> ToolError {
+    ToolError::new(INVALID_ARGUMENTS, format!("{field}: {message}"))
+}
+
+fn parse_pid(field: &str, text: &str) -> Result<Pid, ToolError> {
+    text.parse::<Pid>().map_err(|e| invalid(field, e))
+}
+
+fn parse_oid(field: &str, text: &str) -> Result<Oid, ToolError> {
+    text.parse::<Oid>().map_err(|e| invalid(field, e))
+}
+
+/// Parses right names; an empty or unknown right keeps the kernel's code (`empty_rights`,
+/// `unknown_right`) and names the field.
+fn rights_at(field: &str, names: &[String]) -> Result<crate::actors::kernel::capability::Rights, ToolError> {
+    parse_rights(names).map_err(|e| ToolError::new(&e.code, format!("{field}: {}", e.message)))
+}
+
+impl CapabilityArg {
+    /// The typed request; `field` names this entry in errors (e.g. `inherit_capabilities[0]`).
+    pub fn to_request(&self, field: &str) -> Result<CapabilityRequest, ToolError> {
+        let rights = rights_at(&format!("{field}.rights"), &self.rights)?;
+        let mut constraints = Constraints::new();
+        for (key, value) in self.constraints.iter().flatten() {
+            let value = match value {
+                ConstraintArg::Max(n) => ConstraintValue::Max(*n),
+                ConstraintArg::OneOf(items) => ConstraintValue::OneOf(items.iter().cloned().collect()),
+                ConstraintArg::Prefix(p) => ConstraintValue::Prefix(p.clone()),
+            };
+            constraints.insert(key.clone(), value);
+        }
+        Ok(CapabilityRequest {
+            resource: self.resource.clone(),
+            rights,
+            constraints,
+            delegable: self.delegable,
+        })
+    }
+}
+
+impl PathArg {
+    /// The typed request; `field` names this entry in errors.
+    pub fn to_request(&self, field: &str) -> Result<PathRequest, ToolError> {
+        Ok(PathRequest {
+            path: self.path.clone(),
+            rights: rights_at(&format!("{field}.rights"), &self.rights)?,
+            delegable: self.delegable,
+        })
+    }
+}
+
+impl SpawnArgs {
+    /// The typed call.
+    pub fn into_call(self) -> Result<Call, ToolError> {
+        let inherit_capabilities = self
+            .inherit_capabilities
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c.to_request(&format!("inherit_capabilities[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let inherit_paths = self
+            .inherit_paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| p.to_request(&format!("inherit_paths[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Call::Spawn(LaunchRequest {
+            goal: self.goal,
+            image: self.image.map(ImageId),
+            working_directory: self.working_directory,
+            inherit_capabilities,
+            inherit_paths,
+            resource_budget: self.resource_budget.map(Budget::from),
+        }))
+    }
+}
+
+impl ListArgs {
+    /// The typed call.
+    pub fn into_call(self) -> Result<Call, ToolError> {
+        Ok(Call::List { include_terminal: self.include_terminal })
+    }
+}
+
+impl WaitArgs {
+    /// The typed call.
+    pub fn into_call(self) -> Result<Call, ToolError> {
+        Ok(Call::Wait { child_pid: parse_pid("child_pid", &self.child_pid)?, block: self.block })
+    }
+}
+
+impl SignalArgs {
+    /// The typed call.
+    pub fn into_call(self) -> Result<Call, ToolError> {
+        Ok(Call::Signal {
+            child_pid: parse_pid("child_pid", &self.child_pid)?,
+            signal: self.signal.into(),
+            reason: self.reason,
+        })
+    }
+}
+
+impl ExitArgs {
+    /// The typed call.
+    pub fn into_call(self) -> Result<Call, ToolError> {
+        Ok(Call::Exit { payload: self.payload })
+    }
+}
+
+impl ReadObjectArgs {
+    /// The typed call.
+    pub fn into_call(self) -> Result<Call, ToolError> {
+        Ok(Call::ReadObject { oid: parse_oid("oid", &self.oid)? })
+    }
+}

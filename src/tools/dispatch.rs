@@ -1,0 +1,161 @@
+//! Parsing tool calls into typed [`Call`]s and dispatching them, JSON in and JSON out.
+
+use super::args::{ExitArgs, ListArgs, ReadObjectArgs, SignalArgs, SpawnArgs, WaitArgs, invalid};
+use super::batch::{BatchCall, BatchRule};
+use super::{BATCH_TOO_LARGE, INTERNAL, INVALID_ARGUMENTS, ToolName, UNKNOWN_TOOL};
+use crate::actors::Pid;
+use crate::actors::limits::BATCH_CALLS_MAX;
+use crate::actors::runtime::calls::{Call, CallOk, ToolError};
+use crate::actors::runtime::{ProcessContext, Runtime};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+/// Parses one tool call: the only place JSON arguments become a typed [`Call`].
+///
+/// Refuses an unknown tool with `unknown_tool` (the message lists the tools), and malformed
+/// arguments with `invalid_arguments` whose message names the field (`child_pid: invalid pid
+/// id "x": expected a UUID`, `resource_budget.tokens: invalid type: …`). Empty or unknown
+/// rights keep the kernel's codes (`empty_rights`, `unknown_right`). `null` arguments are
+/// read as `{}`.
+pub fn parse_call(name: &str, args: Value) -> Result<Call, ToolError> {
+    let Some(tool) = ToolName::parse(name) else {
+        let names: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+        return Err(ToolError::new(
+            UNKNOWN_TOOL,
+            format!("unknown tool {name:?}; the tools are {}", names.join(", ")),
+        ));
+    };
+    let args = match args {
+        Value::Null => Value::Object(Map::new()),
+        Value::Object(map) => Value::Object(map),
+        other => {
+            return Err(invalid(
+                "arguments",
+                format!("expected a JSON object of {tool}'s parameters, found {}", json_kind(&other)),
+            ));
+        }
+    };
+    match tool {
+        ToolName::Spawn => from_args::<SpawnArgs>(args)?.into_call(),
+        ToolName::List => from_args::<ListArgs>(args)?.into_call(),
+        ToolName::Wait => from_args::<WaitArgs>(args)?.into_call(),
+        ToolName::Signal => from_args::<SignalArgs>(args)?.into_call(),
+        ToolName::Exit => from_args::<ExitArgs>(args)?.into_call(),
+        ToolName::ReadObject => from_args::<ReadObjectArgs>(args)?.into_call(),
+    }
+}
+
+fn from_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    serde_path_to_error::deserialize::<_, T>(args).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            // Missing and unknown fields at the top level name themselves.
+            ToolError::new(INVALID_ARGUMENTS, inner.to_string())
+        } else {
+            invalid(&path, inner)
+        }
+    })
+}
+
+/// The JSON kind of a value, for messages.
+pub(crate) fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `{"error": {"code": ..., "message": ...}}`.
+pub fn error_json(e: &ToolError) -> Value {
+    json!({ "error": { "code": e.code, "message": e.message } })
+}
+
+/// A call's answer as JSON: the kernel's result object, or [`error_json`].
+pub fn result_json(result: &Result<CallOk, ToolError>) -> Value {
+    match result {
+        Ok(ok) => serde_json::to_value(ok).unwrap_or_else(|e| {
+            error_json(&ToolError::new(INTERNAL, format!("failed to render the result as JSON: {e}")))
+        }),
+        Err(e) => error_json(e),
+    }
+}
+
+/// Makes one tool call as process `caller`, exactly as its program would, through
+/// [`Runtime::call_as`]. Never panics: every failure is an `{"error": …}` object.
+///
+/// A blocking `wait_child_process` on a live child does not return until the child is
+/// terminal (or the caller ends). Cancel safety: dropping the future does not withdraw a call
+/// already sent; the kernel still applies it and only the answer is lost.
+pub async fn dispatch_as(rt: &Runtime, caller: Pid, name: &str, args: Value) -> Value {
+    let result = match parse_call(name, args) {
+        Ok(call) => rt.call_as(caller, call).await,
+        Err(e) => Err(e),
+    };
+    result_json(&result)
+}
+
+/// Makes one tool call from a program, through its [`ProcessContext`]. Same answers and
+/// cancel safety as [`dispatch_as`].
+pub async fn dispatch_ctx(ctx: &ProcessContext, name: &str, args: Value) -> Value {
+    let result = match parse_call(name, args) {
+        Ok(call) => ctx.call(call).await,
+        Err(e) => Err(e),
+    };
+    result_json(&result)
+}
+
+fn too_large(calls: &[BatchCall]) -> Option<Vec<Value>> {
+    (calls.len() > BATCH_CALLS_MAX).then(|| {
+        let e = ToolError::new(
+            BATCH_TOO_LARGE,
+            format!("the batch has {} calls; the limit is {BATCH_CALLS_MAX}: split it", calls.len()),
+        );
+        calls.iter().map(|_| error_json(&e)).collect()
+    })
+}
+
+/// Makes a batch of calls as `caller`, in order, one answer per call. A wait that suspended
+/// the caller ends the batch: the calls after it do not run and answer `batch_ended`. A
+/// refused call (including malformed arguments) does not end the batch. A batch longer than
+/// [`BATCH_CALLS_MAX`] runs nothing and every call answers `batch_too_large`.
+///
+/// The suspending wait itself is answered when the child ends, so this returns only then.
+pub async fn dispatch_batch_as(rt: &Runtime, caller: Pid, calls: Vec<BatchCall>) -> Vec<Value> {
+    if let Some(refused) = too_large(&calls) {
+        return refused;
+    }
+    let mut rule = BatchRule::new();
+    let mut out = Vec::with_capacity(calls.len());
+    for c in calls {
+        let result = match rule.admit(&c.tool).and_then(|()| parse_call(&c.tool, c.args)) {
+            Ok(call) => rt.call_as(caller, call).await,
+            Err(e) => Err(e),
+        };
+        rule.observe(&result);
+        out.push(result_json(&result));
+    }
+    out
+}
+
+/// [`dispatch_batch_as`] for a program, through its [`ProcessContext`].
+pub async fn dispatch_batch_ctx(ctx: &ProcessContext, calls: Vec<BatchCall>) -> Vec<Value> {
+    if let Some(refused) = too_large(&calls) {
+        return refused;
+    }
+    let mut rule = BatchRule::new();
+    let mut out = Vec::with_capacity(calls.len());
+    for c in calls {
+        let result = match rule.admit(&c.tool).and_then(|()| parse_call(&c.tool, c.args)) {
+            Ok(call) => ctx.call(call).await,
+            Err(e) => Err(e),
+        };
+        rule.observe(&result);
+        out.push(result_json(&result));
+    }
+    out
+}

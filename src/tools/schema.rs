@@ -1,0 +1,139 @@
+//! Tool descriptions and the JSON Schemas of their parameters.
+//!
+//! Descriptions are taken from the process-kernel specification. Schemas are generated from
+//! the argument structs in [`super::args`] (JSON Schema 2020-12, every subschema inlined so a
+//! function-calling client needs no `$ref` resolution).
+
+use super::ToolName;
+use super::args::{ExitArgs, ListArgs, ReadObjectArgs, SignalArgs, SpawnArgs, WaitArgs};
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// One tool as a function-calling client sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolSchema {
+    /// The tool's name.
+    pub name: &'static str,
+    /// What it does and how to use it, from the specification.
+    pub description: &'static str,
+    /// The JSON Schema of its arguments object.
+    pub parameters: Value,
+}
+
+impl ToolSchema {
+    /// The OpenAI function-tool shape: `{"type": "function", "function": {name, description,
+    /// parameters}}`.
+    pub fn to_openai(&self) -> Value {
+        json!({
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            }
+        })
+    }
+
+    /// The names of the required parameters, in schema order.
+    pub fn required(&self) -> Vec<&str> {
+        self.parameters
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
+const SPAWN: &str = "Create a fresh direct child AgentProcess (a runtime-managed process, not a host OS \
+subprocess) with a new namespace and a goal-only memory view; `goal` is required. It copies no \
+parent roots and no activated Skill snapshot. `image` and `working_directory` default to the \
+parent's; a different image requires read authority on it. Image required_capabilities only \
+declare needs and grant nothing: delegate Capability explicitly. `inherit_paths` and \
+`inherit_capabilities` delegate files, directories and capabilities; relative paths resolve \
+against the parent's cwd at launch, even if the child gets another cwd. Each capability entry \
+needs `resource`, nonempty `rights` and optional `constraints`; the matching parent grant must \
+be live and delegable (possession without delegation authority is insufficient). An omitted \
+`resource_budget` is attenuated from the parent's remaining hierarchical budget, not copied \
+wholesale; an explicit budget must also fit. Record the returned pid: status=\"runnable\" is \
+launch, not success. A denial issues no pid and names the rule (missing process:spawn \
+authority, non-delegable capability, missing image read authority, invalid parent-relative \
+path, excess budget): re-list and correct the rejected input rather than inventing a pid.";
+
+const LIST: &str = "List direct children only. include_terminal=true includes terminal rows by \
+default. Inspect the exact lowercase status, wait_state, typed outcome, result_oid, cwd and \
+state_generation of each row. Terminal means exited, failed or killed; only exited is success.";
+
+const WAIT: &str = "Wait for one direct child. With the default block=true and a nonterminal \
+child, the caller enters waiting_event and terminalization resumes the saved wait action; \
+there is no timeout parameter. A blocking wait ends the current tool batch: later actions in \
+the same batch will not run. block=false is an immediate observation; ready=false is not \
+failure. With ready=true, still require status=\"exited\" and inspect the typed outcome. The \
+wait may publish a handle to the child's result (result_oid); verify it with read_object rather \
+than treating a non-null oid as proof.";
+
+const SIGNAL: &str = "Send a lifecycle signal to a direct nonterminal child: one of pause, \
+resume, cancel or terminate, plus an optional reason. Pause/resume cannot clear a \
+tool/event/Human wait or a Host-only resume gate. Cancel/terminate transition the child to \
+killed; they neither roll back completed file/provider/message effects nor import memory. Send \
+an interrupt message when the intent is new instructions rather than lifecycle control.";
+
+const EXIT: &str = "End this process successfully (status exited, the only success), after \
+ending any live children. An optional `payload` (any JSON) becomes a PROCESS_RESULT object; the \
+parent's wait publishes a handle to it as result_oid. Process state is durable, but ordinary \
+Object payloads are runtime-local: an oid alone does not prove the result survived a reopen.";
+
+const READ_OBJECT: &str = "Read an Object's payload by oid: one of this process's own Objects, \
+or a direct child's result published by wait_child_process. `materialized`=false means the \
+payload could not be produced (for example a runtime-local payload after a reopen); an oid \
+alone does not prove result survival.";
+
+/// The description of one tool.
+pub(super) fn description(tool: ToolName) -> &'static str {
+    match tool {
+        ToolName::Spawn => SPAWN,
+        ToolName::List => LIST,
+        ToolName::Wait => WAIT,
+        ToolName::Signal => SIGNAL,
+        ToolName::Exit => EXIT,
+        ToolName::ReadObject => READ_OBJECT,
+    }
+}
+
+fn parameters_of<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Value::Object(map) = &mut schema {
+        // The struct's name and doc comment describe Rust, not the tool.
+        map.remove("title");
+        map.remove("description");
+        // An arguments object with no required parameter still lists `required: []`, so a
+        // client can check requiredness uniformly.
+        map.entry("required").or_insert_with(|| json!([]));
+    }
+    schema
+}
+
+/// The schema of one tool.
+pub fn tool_schema(tool: ToolName) -> ToolSchema {
+    let parameters = match tool {
+        ToolName::Spawn => parameters_of::<SpawnArgs>(),
+        ToolName::List => parameters_of::<ListArgs>(),
+        ToolName::Wait => parameters_of::<WaitArgs>(),
+        ToolName::Signal => parameters_of::<SignalArgs>(),
+        ToolName::Exit => parameters_of::<ExitArgs>(),
+        ToolName::ReadObject => parameters_of::<ReadObjectArgs>(),
+    };
+    ToolSchema { name: tool.as_str(), description: description(tool), parameters }
+}
+
+/// Every kernel tool's schema, in [`ToolName::ALL`] order.
+pub fn tool_schemas() -> Vec<ToolSchema> {
+    ToolName::ALL.into_iter().map(tool_schema).collect()
+}

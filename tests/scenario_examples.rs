@@ -1,0 +1,124 @@
+//! Every example scenario in `examples/scenarios/` runs to the end on a fresh state directory
+//! with every expectation holding; malformed scenarios are refused with typed errors.
+
+use agentvisor::scenario::{Scenario, ScenarioError, run_scenario};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("examples/scenarios")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+async fn run(
+    text: &str,
+    state: Option<&Path>,
+) -> (Result<agentvisor::scenario::ScenarioSummary, ScenarioError>, Vec<Value>) {
+    let scenario = Scenario::from_json(text).expect("scenario parses");
+    let mut out: Vec<u8> = Vec::new();
+    let summary = run_scenario(&scenario, state, &mut out).await;
+    let lines = String::from_utf8(out)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}")))
+        .collect();
+    (summary, lines)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_example_scenario_completes_with_every_expectation_holding() {
+    let files = examples();
+    for required in ["spawn_wait_exit", "denials", "signals", "batch_ends", "restart"] {
+        assert!(
+            files.iter().any(|f| f.file_stem().is_some_and(|s| s == required)),
+            "examples/scenarios/{required}.json is missing"
+        );
+    }
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("read");
+        let state = tempfile::tempdir().expect("tempdir");
+        let (summary, lines) = run(&text, Some(state.path())).await;
+        let summary = summary.unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let steps = Scenario::from_json(&text).expect("parse").steps.len();
+        assert_eq!(summary.steps, steps, "{}: every step ran", file.display());
+        assert_eq!(lines.len(), steps, "{}: one line per step", file.display());
+        for (i, line) in lines.iter().enumerate() {
+            assert_eq!(line["step"], i, "{}: {line}", file.display());
+            assert!(line["kind"].is_string(), "{}: {line}", file.display());
+            let answered = line.get("result").is_some()
+                || line.get("error").is_some()
+                || line.get("suspended").is_some();
+            assert!(answered, "{}: {line}", file.display());
+            if line["kind"] == "expect" {
+                assert!(line.get("error").is_none(), "{}: failed expectation {line}", file.display());
+            }
+        }
+        assert!(summary.passed(), "{}: {summary}", file.display());
+        assert!(summary.expectations_passed > 0, "{}: checks something", file.display());
+        assert!(summary.pending_handles.is_empty(), "{}: awaits every handle: {summary}", file.display());
+    }
+}
+
+#[tokio::test]
+async fn a_failed_expectation_is_counted_not_fatal() {
+    let text = r#"{"steps": [
+        {"spawn_root": {"name": "root", "goal": "g"}},
+        {"expect": {"pointer": "/status", "equals": "exited"}},
+        {"expect": {"step": 0, "pointer": "/status", "equals": "running"}}
+    ]}"#;
+    let (summary, lines) = run(text, None).await;
+    let summary = summary.expect("runs");
+    assert_eq!(summary.expectations_failed, 1);
+    assert_eq!(summary.expectations_passed, 1);
+    assert!(!summary.passed());
+    assert_eq!(lines[1]["error"]["code"], "expectation_failed");
+}
+
+#[tokio::test]
+async fn restart_without_a_state_directory_is_an_error() {
+    let text = r#"{"steps": [{"spawn_root": {"name": "root", "goal": "g"}}, {"restart": {}}]}"#;
+    let (summary, lines) = run(text, None).await;
+    assert!(matches!(summary, Err(ScenarioError::RestartWithoutStateDir { step: 1 })), "{summary:?}");
+    assert_eq!(lines.len(), 1, "the first step still printed");
+}
+
+#[test]
+fn malformed_scenarios_are_refused_with_the_step_and_field() {
+    let cases: [(&str, &str); 10] = [
+        ("{\"steps\": [", "failed to parse the scenario"),
+        ("[]", "a scenario is a JSON object"),
+        ("{\"stepz\": []}", "unknown top-level field \"stepz\""),
+        (r#"{"steps": [{"launch": {}}]}"#, "steps[0]: unknown step kind \"launch\""),
+        (
+            r#"{"steps": [{"call": {"as": "x", "tool": "list_child_processes"}}]}"#,
+            "steps[0]: name \"x\" is not bound",
+        ),
+        (r#"{"steps": [{"spawn_root": {"name": "r"}}]}"#, "steps[0] (spawn_root): missing field `goal`"),
+        (
+            r#"{"steps": [{"spawn_root": {"name": "r", "goal": "g", "budget": {"tokens": "x"}}}]}"#,
+            "steps[0] (spawn_root): budget.tokens",
+        ),
+        (
+            r#"{"steps": [{"spawn_root": {"name": "r", "goal": "g"}}, {"await": "call9"}]}"#,
+            "steps[1]: no pending call has handle \"call9\"",
+        ),
+        (
+            r#"{"steps": [{"spawn_root": {"name": "r", "goal": "g"}}, {"expect": {"step": 5, "pointer": "/x", "exists": true}}]}"#,
+            "steps[1] (expect): step",
+        ),
+        (
+            r#"{"steps": [{"spawn_root": {"name": "r", "goal": "g"}, "call": {}}]}"#,
+            "steps[0] (?): a step has exactly one key",
+        ),
+    ];
+    for (text, want) in cases {
+        let err = Scenario::from_json(text).expect_err(text);
+        assert!(err.to_string().contains(want), "{text}: {err} (wanted {want:?})");
+    }
+}
