@@ -213,7 +213,7 @@ pub fn plan_launch(
         return Err(LaunchDenied::ParentNotLive { status: row.status });
     }
     if request.goal.trim().is_empty() {
-        return Err(LaunchDenied::InvalidGoal { reason: "is empty".into() });
+        return Err(LaunchDenied::InvalidGoal { reason: "is empty or only whitespace".into() });
     }
     if request.goal.len() > limits::GOAL_BYTES_MAX {
         return Err(LaunchDenied::InvalidGoal {

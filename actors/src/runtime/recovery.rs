@@ -5,8 +5,9 @@
 //!   (`resume_interrupted`): its resumed execution may have completed an effect;
 //! - any other `running` row (owned by an earlier epoch) becomes `paused` with reason
 //!   `stale_execution`; it is never replayed;
-//! - a live row whose parent is terminal (a crash in the middle of a parent's end) is killed
-//!   as its parent's end would have done.
+//! - a live row whose parent is terminal (a crash in the middle of a parent's end), or whose
+//!   parent this recovery ends, is killed as its parent's end would have done — rows are
+//!   visited parents first, so this reaches a whole subtree.
 //!
 //! Waiting, paused and runnable rows are left as they are; their actors re-arm them.
 
@@ -32,8 +33,12 @@ pub struct RecoveryReport {
 
 /// Applies the recovery rules and returns the live rows, parents before children.
 pub(crate) async fn recover(store: &dyn Store) -> Result<(Vec<ProcessRow>, RecoveryReport), StoreError> {
-    let all = store.processes(ProcessQuery { include_terminal: true, ..ProcessQuery::default() })?;
-    let status: HashMap<Pid, Status> = all.iter().map(|r| (r.pid, r.status)).collect();
+    let mut all = store.processes(ProcessQuery { include_terminal: true, ..ProcessQuery::default() })?;
+    // Parents before children, and each decision recorded in `status`, so that a row whose
+    // parent ends here (failed closed, or killed as an orphan) ends too: no live row is left
+    // under a terminal parent, where no actor would ever run it.
+    all.sort_by_key(|r| r.depth);
+    let mut status: HashMap<Pid, Status> = all.iter().map(|r| (r.pid, r.status)).collect();
     let mut report = RecoveryReport::default();
     let mut changes = Vec::new();
     let mut live = Vec::new();
@@ -63,6 +68,7 @@ pub(crate) async fn recover(store: &dyn Store) -> Result<(Vec<ProcessRow>, Recov
         };
         if let Some(event) = event {
             row.apply(event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            status.insert(row.pid, row.status);
             changes.push(Change::PutProcess(row.clone()));
         }
         if !row.status.is_terminal() {
@@ -72,8 +78,6 @@ pub(crate) async fn recover(store: &dyn Store) -> Result<(Vec<ProcessRow>, Recov
     if !changes.is_empty() {
         store.submit(changes).await?;
     }
-    // Orphan kills can leave their own children orphaned; those are handled when their
-    // (now terminal) parent's actor does not exist: the next reopen, or fail_orphaned_subtree.
     live.sort_by_key(|r| r.depth);
     report.live = live.len();
     Ok((live, report))

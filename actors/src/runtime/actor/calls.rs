@@ -25,7 +25,11 @@ impl ProcessActor {
         call: Call,
         reply: Reply,
     ) {
-        if state.ending.is_some() || state.row.status.is_terminal() {
+        if state.row.status.is_terminal() {
+            let _ = reply.send(Err(ToolError::terminal(state.pid(), state.row.status)));
+            return;
+        }
+        if state.ending.is_some() {
             let _ = reply.send(Err(ToolError::process_ended(state.pid())));
             return;
         }

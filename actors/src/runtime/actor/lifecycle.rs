@@ -232,9 +232,13 @@ impl ProcessActor {
             return;
         }
         let is_exit = matches!(event, Event::Exit { .. });
+        let mut exiting_run = None;
         if let Some(run) = state.run.take() {
-            // An exiting program gets its answer and returns by itself.
-            if !is_exit {
+            if is_exit {
+                // An exiting program gets its answer first; its task is ended after the
+                // outcome commits (a program driven by the host may never return by itself).
+                exiting_run = Some(run.abort);
+            } else {
                 run.abort.abort();
             }
         }
@@ -249,7 +253,8 @@ impl ProcessActor {
             Some((payload, reply)) => (payload, Some(reply)),
             None => (None, None),
         };
-        state.ending = Some(Ending { event, payload, exit_reply, signal_replies: Vec::new() });
+        state.ending =
+            Some(Ending { event, payload, exit_reply, signal_replies: Vec::new(), exiting_run });
         if state.live_children.is_empty() {
             self.finish_ending(myself, state).await;
             return;
@@ -306,6 +311,9 @@ impl ProcessActor {
                 }
                 for (signal, reply) in ending.signal_replies {
                     let _ = reply.send(Ok(CallOk::Signalled(signal_result(state, signal))));
+                }
+                if let Some(task) = ending.exiting_run {
+                    task.abort();
                 }
             }
             Err(e) => {

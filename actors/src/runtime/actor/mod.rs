@@ -96,6 +96,8 @@ pub(crate) struct Ending {
     pub(crate) payload: Option<serde_json::Value>,
     pub(crate) exit_reply: Option<Reply>,
     pub(crate) signal_replies: Vec<(SignalKind, Reply)>,
+    /// The program task of an exit, ended once the outcome is committed and answered.
+    pub(crate) exiting_run: Option<AbortHandle>,
 }
 
 /// A process actor's state.
@@ -140,7 +142,7 @@ impl Actor for ProcessActor {
         args: ProcessArgs,
     ) -> Result<ProcessState, ActorProcessingErr> {
         let pid = args.row.pid;
-        self.shared.registry.insert(pid, myself);
+        self.shared.registry.insert(pid, myself.clone());
         let mut live_children = HashSet::new();
         let mut children_total = 0;
         let mut row = args.row;
@@ -161,7 +163,7 @@ impl Actor for ProcessActor {
             live_children =
                 children.iter().filter(|c| !c.status.is_terminal()).map(|c| c.pid).collect();
         }
-        Ok(ProcessState {
+        let mut state = ProcessState {
             wall_before_ms: row.account.self_spent.wall_time_ms,
             row,
             grants: args.grants,
@@ -177,7 +179,14 @@ impl Actor for ProcessActor {
             children_total,
             child_actors: HashMap::new(),
             recovering: args.recovering,
-        })
+        };
+        if state.recovering {
+            // Here rather than in post_start: `spawn` returns after pre_start, so when a
+            // recovered root's actor is spawned its whole live subtree is registered, and the
+            // host can address any recovered process as soon as the runtime is open.
+            Box::pin(self.respawn_children(&myself, &mut state)).await;
+        }
+        Ok(state)
     }
 
     async fn post_start(
@@ -185,9 +194,6 @@ impl Actor for ProcessActor {
         myself: ActorRef<ProcessMsg>,
         state: &mut ProcessState,
     ) -> Result<(), ActorProcessingErr> {
-        if state.recovering {
-            Box::pin(self.respawn_children(&myself, state)).await;
-        }
         Box::pin(self.enter(&myself, state)).await;
         Ok(())
     }

@@ -1,0 +1,102 @@
+//! The `agentvisor` binary as a user runs it: the demo tree, the read-only views, and bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn agentvisor(state: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agentvisor"))
+        .arg("--state")
+        .arg(state)
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+/// Four folders of four subfolders of three files each: 48 files, 21 folders, 3 levels below
+/// the root.
+fn make_tree(root: &Path) {
+    for a in 0..4 {
+        for b in 0..4 {
+            let dir = root.join(format!("d{a}")).join(format!("s{b}"));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            for f in 0..3 {
+                std::fs::write(dir.join(format!("f{f}.txt")), "one two three\nfour five\n").expect("write");
+            }
+        }
+    }
+}
+
+#[test]
+fn demo_runs_a_real_tree_and_results_flow_up() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let data = work.path().join("data");
+    make_tree(&data);
+    let state = work.path().join("state");
+    let out = agentvisor(&state, &["demo", data.to_str().expect("utf-8")]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "demo failed: {stdout}\n{}", text(&out.stderr));
+    // 48 files × 5 words, 69 processes (48 files + 21 folders) over 4 levels.
+    assert!(stdout.contains("240 words"), "{stdout}");
+    assert!(stdout.contains("in 48 files and 21 folders"), "{stdout}");
+    assert!(stdout.contains("69 processes over 4 levels"), "{stdout}");
+
+    let ps = agentvisor(&state, &["ps", "--all", "--json"]);
+    assert!(ps.status.success());
+    let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
+    let rows = rows.as_array().expect("array");
+    assert_eq!(rows.len(), 69);
+    for row in rows {
+        assert_eq!(row["status"], "exited", "{row}");
+        for field in ["pid", "wait_state", "outcome", "result_oid", "cwd", "state_generation"] {
+            assert!(row.get(field).is_some(), "missing {field} in {row}");
+        }
+    }
+    // No live rows are left behind.
+    let live = agentvisor(&state, &["ps", "--json"]);
+    assert_eq!(serde_json::from_slice::<serde_json::Value>(&live.stdout).expect("json"), serde_json::json!([]));
+
+    let root = rows.iter().find(|r| r["depth"] == 0).expect("a root");
+    let pid = root["pid"].as_str().expect("pid");
+    let inspect = agentvisor(&state, &["inspect", pid, "--json"]);
+    assert!(inspect.status.success());
+    let view: serde_json::Value = serde_json::from_slice(&inspect.stdout).expect("json");
+    assert_eq!(view["result"]["payload"]["words"], 240);
+    assert_eq!(view["result"]["materialized"], true);
+    assert_eq!(view["children"].as_array().expect("children").len(), 4);
+
+    let tree = agentvisor(&state, &["tree"]);
+    assert!(tree.status.success());
+    assert_eq!(text(&tree.stdout).lines().count(), 69);
+}
+
+#[test]
+fn bad_input_is_one_line_and_a_nonzero_exit() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["ps"],                                              // no state yet
+        vec!["inspect", "not-a-pid"],                            // bad pid
+        vec!["demo", "/definitely/not/here"],                    // missing directory
+        vec!["script", "/definitely/not/here.json"],             // missing file
+    ];
+    for args in cases {
+        let out = agentvisor(&state, &args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let stderr = text(&out.stderr);
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("agentvisor: ") || stderr.starts_with("error:"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    // An unknown pid in an existing state directory.
+    let data = work.path().join("data");
+    std::fs::create_dir_all(&data).expect("mkdir");
+    std::fs::write(data.join("a.txt"), "x").expect("write");
+    assert!(agentvisor(&state, &["demo", data.to_str().expect("utf-8")]).status.success());
+    let out = agentvisor(&state, &["inspect", "01a2290b-06f7-7147-946c-cde758620d40"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("unknown process"));
+}
