@@ -10,7 +10,7 @@
 
 use crate::actors::Pid;
 use crate::actors::runtime::RuntimeOptions;
-use crate::actors::runtime::calls::WaitResult;
+use crate::actors::runtime::calls::CallOk;
 use crate::actors::runtime::program::{Image, StartKind, program_fn};
 use tokio::sync::mpsc;
 
@@ -47,9 +47,10 @@ pub fn other_puppet() -> Image {
 pub struct PuppetRestart {
     /// The restarted process.
     pub pid: Pid,
-    /// The saved wait that completed while no execution was live, if any: the answer the
-    /// interrupted `wait_child_process` call would have received.
-    pub completed_wait: Option<WaitResult>,
+    /// The saved wait or receive that completed while no execution was live, if any: the
+    /// answer the interrupted `wait_child_process` or `receive_process_messages` call would
+    /// have received.
+    pub completed: Option<CallOk>,
 }
 
 /// Both puppets (same ids, same behaviour), each also sending a [`PuppetRestart`] to `sink`
@@ -67,8 +68,13 @@ fn observed(id: &str, sink: mpsc::UnboundedSender<PuppetRestart>) -> Image {
     Image::new(id, move |_start| {
         let sink = sink.clone();
         program_fn(move |ctx| async move {
-            if let StartKind::Restarted { completed_wait } = ctx.start_kind() {
-                let _ = sink.send(PuppetRestart { pid: ctx.pid(), completed_wait: completed_wait.clone() });
+            if let StartKind::Restarted { completed_wait, completed_receive } = ctx.start_kind() {
+                let completed = match (completed_wait, completed_receive) {
+                    (Some(w), _) => Some(CallOk::Waited(w.clone())),
+                    (None, Some(r)) => Some(CallOk::Received(r.clone())),
+                    (None, None) => None,
+                };
+                let _ = sink.send(PuppetRestart { pid: ctx.pid(), completed });
             }
             std::future::pending::<()>().await;
             Ok(())

@@ -47,3 +47,20 @@ pub const TELEMETRY_BUFFER: usize = 16 * 1024;
 
 /// Rows returned by one `list_child_processes` call.
 pub const LIST_ROWS_MAX: usize = 10_000;
+
+/// Largest message (body plus payload JSON), in bytes. Messages are for coordination; bulk data
+/// belongs in objects.
+pub const MESSAGE_BYTES_MAX: usize = 64 * 1024;
+
+/// Longest channel name or correlation id, in bytes.
+pub const MESSAGE_TAG_BYTES_MAX: usize = 256;
+
+/// Most unacknowledged messages one mailbox holds. A sender past it is refused
+/// (`mailbox_full`); nothing already accepted is ever dropped.
+pub const MAILBOX_UNACKED_MAX: usize = 10_000;
+
+/// Messages one read or receive returns when no limit is given.
+pub const MAILBOX_PAGE_DEFAULT: usize = 20;
+
+/// Most messages one read or receive returns.
+pub const MAILBOX_PAGE_MAX: usize = 500;

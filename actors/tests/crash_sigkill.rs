@@ -54,7 +54,7 @@ fn waiter(tx: mpsc::UnboundedSender<WaiterSaw>) -> Image {
                     ctx.wait_child(waited, true).await?;
                     Ok(())
                 }
-                StartKind::Restarted { completed_wait } => {
+                StartKind::Restarted { completed_wait, .. } => {
                     let _ = tx.send(WaiterSaw::Restarted(completed_wait));
                     ctx.exit(Some(json!({ "recovered": true }))).await?;
                     Ok(())

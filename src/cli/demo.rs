@@ -71,7 +71,7 @@ impl Progress {
                     _ => {}
                 }
             }
-            KernelEvent::LaunchDenied { .. } => {}
+            KernelEvent::LaunchDenied { .. } | KernelEvent::MessageSent { .. } => {}
         }
     }
 }

@@ -290,7 +290,7 @@ impl Runner<'_> {
             self.drain_restarts();
             if let Some(report) = self.restarted.get_mut(&pid).and_then(|q| q.pop_front()) {
                 return Ok(match report {
-                    Some(wait) => Ok(CallOk::Waited(wait)),
+                    Some(answer) => Ok(answer),
                     None => Err(ToolError::new(
                         "runtime_shutdown",
                         format!(

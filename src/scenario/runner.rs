@@ -5,7 +5,7 @@ use super::error::ScenarioError;
 use super::format::{Scenario, Step, name_ref, substitute};
 use super::settle;
 use crate::actors::Pid;
-use crate::actors::runtime::calls::{CallOk, ToolError, WaitResult};
+use crate::actors::runtime::calls::{CallOk, ToolError};
 use crate::actors::runtime::{Runtime, RuntimeError};
 use crate::images::{PuppetRestart, builtin_images, observed_puppets};
 use serde::Serialize;
@@ -105,7 +105,7 @@ pub(super) struct Runner<'o> {
     pub(super) restart_tx: mpsc::UnboundedSender<PuppetRestart>,
     pub(super) restart_rx: mpsc::UnboundedReceiver<PuppetRestart>,
     /// Restart reports received so far, per process, oldest first.
-    pub(super) restarted: HashMap<Pid, VecDeque<Option<WaitResult>>>,
+    pub(super) restarted: HashMap<Pid, VecDeque<Option<CallOk>>>,
     pub(super) summary: ScenarioSummary,
 }
 
@@ -361,6 +361,6 @@ impl<'o> Runner<'o> {
 
     /// Queues one restart report.
     pub(super) fn note_restart(&mut self, r: PuppetRestart) {
-        self.restarted.entry(r.pid).or_default().push_back(r.completed_wait);
+        self.restarted.entry(r.pid).or_default().push_back(r.completed);
     }
 }

@@ -41,11 +41,10 @@ impl BatchRule {
         Ok(())
     }
 
-    /// Records a call's answer: a wait whose result says `suspended: true` ends the batch.
+    /// Records a call's answer: a wait or receive whose result says `suspended: true` ends
+    /// the batch.
     pub fn observe(&mut self, result: &Result<CallOk, ToolError>) {
-        if let Ok(CallOk::Waited(w)) = result {
-            self.ended |= w.suspended;
-        }
+        self.ended |= crate::actors::runtime::suspended(result);
     }
 
     /// Ends the batch: a call suspended the caller and has not answered yet.

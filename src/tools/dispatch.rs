@@ -2,6 +2,8 @@
 
 use super::args::{ExitArgs, ListArgs, ReadObjectArgs, SignalArgs, SpawnArgs, WaitArgs, invalid};
 use super::batch::{BatchCall, BatchRule};
+use super::message_args::{ReadArgs, ReceiveArgs, SendArgs};
+use crate::actors::runtime::calls::CallReply;
 use super::{BATCH_TOO_LARGE, INTERNAL, INVALID_ARGUMENTS, ToolName, UNKNOWN_TOOL};
 use crate::actors::Pid;
 use crate::actors::limits::BATCH_CALLS_MAX;
@@ -42,6 +44,9 @@ pub fn parse_call(name: &str, args: Value) -> Result<Call, ToolError> {
         ToolName::Signal => from_args::<SignalArgs>(args)?.into_call(),
         ToolName::Exit => from_args::<ExitArgs>(args)?.into_call(),
         ToolName::ReadObject => from_args::<ReadObjectArgs>(args)?.into_call(),
+        ToolName::Send => from_args::<SendArgs>(args)?.into_call(),
+        ToolName::Read => from_args::<ReadArgs>(args)?.into_call(),
+        ToolName::Receive => from_args::<ReceiveArgs>(args)?.into_call(),
     }
 }
 
@@ -85,28 +90,40 @@ pub fn result_json(result: &Result<CallOk, ToolError>) -> Value {
     }
 }
 
+/// An answer as JSON with the notices delivered with it: `{"notices": [...]}` is added to the
+/// result (or error) object when any arrived. Notices carry ids only.
+pub fn reply_json(reply: &CallReply) -> Value {
+    let mut value = result_json(&reply.result);
+    if !reply.notices.is_empty() {
+        if let Value::Object(map) = &mut value {
+            map.insert("notices".into(), serde_json::to_value(&reply.notices).unwrap_or(Value::Null));
+        }
+    }
+    value
+}
+
 /// Makes one tool call as process `caller`, exactly as its program would, through
-/// [`Runtime::call_as`]. Never panics: every failure is an `{"error": …}` object.
+/// [`Runtime::call_as_with_notices`]. Never panics: every failure is an `{"error": …}` object.
 ///
 /// A blocking `wait_child_process` on a live child does not return until the child is
 /// terminal (or the caller ends). Cancel safety: dropping the future does not withdraw a call
 /// already sent; the kernel still applies it and only the answer is lost.
 pub async fn dispatch_as(rt: &Runtime, caller: Pid, name: &str, args: Value) -> Value {
-    let result = match parse_call(name, args) {
-        Ok(call) => rt.call_as(caller, call).await,
-        Err(e) => Err(e),
+    let reply = match parse_call(name, args) {
+        Ok(call) => rt.call_as_with_notices(caller, call).await,
+        Err(e) => CallReply { result: Err(e), notices: Vec::new() },
     };
-    result_json(&result)
+    reply_json(&reply)
 }
 
 /// Makes one tool call from a program, through its [`ProcessContext`]. Same answers and
 /// cancel safety as [`dispatch_as`].
 pub async fn dispatch_ctx(ctx: &ProcessContext, name: &str, args: Value) -> Value {
-    let result = match parse_call(name, args) {
-        Ok(call) => ctx.call(call).await,
-        Err(e) => Err(e),
+    let reply = match parse_call(name, args) {
+        Ok(call) => ctx.call_with_notices(call).await,
+        Err(e) => CallReply { result: Err(e), notices: Vec::new() },
     };
-    result_json(&result)
+    reply_json(&reply)
 }
 
 fn too_large(calls: &[BatchCall]) -> Option<Vec<Value>> {
@@ -132,12 +149,12 @@ pub async fn dispatch_batch_as(rt: &Runtime, caller: Pid, calls: Vec<BatchCall>)
     let mut rule = BatchRule::new();
     let mut out = Vec::with_capacity(calls.len());
     for c in calls {
-        let result = match rule.admit(&c.tool).and_then(|()| parse_call(&c.tool, c.args)) {
-            Ok(call) => rt.call_as(caller, call).await,
-            Err(e) => Err(e),
+        let reply = match rule.admit(&c.tool).and_then(|()| parse_call(&c.tool, c.args)) {
+            Ok(call) => rt.call_as_with_notices(caller, call).await,
+            Err(e) => CallReply { result: Err(e), notices: Vec::new() },
         };
-        rule.observe(&result);
-        out.push(result_json(&result));
+        rule.observe(&reply.result);
+        out.push(reply_json(&reply));
     }
     out
 }
@@ -150,12 +167,12 @@ pub async fn dispatch_batch_ctx(ctx: &ProcessContext, calls: Vec<BatchCall>) -> 
     let mut rule = BatchRule::new();
     let mut out = Vec::with_capacity(calls.len());
     for c in calls {
-        let result = match rule.admit(&c.tool).and_then(|()| parse_call(&c.tool, c.args)) {
-            Ok(call) => ctx.call(call).await,
-            Err(e) => Err(e),
+        let reply = match rule.admit(&c.tool).and_then(|()| parse_call(&c.tool, c.args)) {
+            Ok(call) => ctx.call_with_notices(call).await,
+            Err(e) => CallReply { result: Err(e), notices: Vec::new() },
         };
-        rule.observe(&result);
-        out.push(result_json(&result));
+        rule.observe(&reply.result);
+        out.push(reply_json(&reply));
     }
     out
 }

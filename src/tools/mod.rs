@@ -21,13 +21,15 @@
 //! themselves (the scenario runner).
 
 pub mod args;
+pub mod message_args;
 mod batch;
 mod dispatch;
 mod schema;
 
 pub use batch::{BatchCall, BatchRule};
 pub use dispatch::{
-    dispatch_as, dispatch_batch_as, dispatch_batch_ctx, dispatch_ctx, error_json, parse_call, result_json,
+    dispatch_as, dispatch_batch_as, dispatch_batch_ctx, dispatch_ctx, error_json, parse_call, reply_json,
+    result_json,
 };
 pub use schema::{ToolSchema, tool_schema, tool_schemas};
 
@@ -65,17 +67,26 @@ pub enum ToolName {
     Exit,
     /// `read_object`.
     ReadObject,
+    /// `send_process_message`.
+    Send,
+    /// `read_process_messages`.
+    Read,
+    /// `receive_process_messages`.
+    Receive,
 }
 
 impl ToolName {
     /// Every tool, in the order [`tool_schemas`] lists them.
-    pub const ALL: [ToolName; 6] = [
+    pub const ALL: [ToolName; 9] = [
         ToolName::Spawn,
         ToolName::List,
         ToolName::Wait,
         ToolName::Signal,
         ToolName::Exit,
         ToolName::ReadObject,
+        ToolName::Send,
+        ToolName::Read,
+        ToolName::Receive,
     ];
 
     /// The tool's JSON name.
@@ -87,6 +98,9 @@ impl ToolName {
             ToolName::Signal => "signal_child_process",
             ToolName::Exit => "process_exit",
             ToolName::ReadObject => "read_object",
+            ToolName::Send => "send_process_message",
+            ToolName::Read => "read_process_messages",
+            ToolName::Receive => "receive_process_messages",
         }
     }
 

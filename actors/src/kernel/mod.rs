@@ -7,6 +7,7 @@ pub mod budget;
 pub mod capability;
 pub mod ids;
 pub mod launch;
+pub mod mailbox;
 pub mod path;
 pub mod process;
 pub mod status;

@@ -7,6 +7,7 @@ use crate::kernel::budget::{Budget, Usage};
 use crate::kernel::capability::{Grant, Rights};
 use crate::kernel::ids::{GrantId, ImageId, Oid, Pid};
 use crate::kernel::launch::{LaunchDenied, LaunchRequest};
+use crate::kernel::mailbox::{MailboxQuery, Message, MessageId, MessageKind, Notice, SendDenied};
 use crate::kernel::process::{ProcessRow, TransitionError};
 use crate::kernel::status::{Outcome, PauseReason, SignalKind, Status, WaitState};
 use crate::store::StoreError;
@@ -48,6 +49,24 @@ pub enum Call {
         /// The object.
         oid: Oid,
     },
+    /// `send_process_message`.
+    Send(SendRequest),
+    /// `read_process_messages`: an immediate snapshot of the caller's mailbox.
+    Read {
+        /// Filters, include_acked, limit.
+        query: MailboxQuery,
+        /// Acknowledge returned unread messages.
+        ack: bool,
+    },
+    /// `receive_process_messages`: a read that may suspend until a match arrives.
+    Receive {
+        /// Filters, include_acked, limit.
+        query: MailboxQuery,
+        /// Acknowledge returned unread messages.
+        ack: bool,
+        /// Suspend while nothing matches.
+        block: bool,
+    },
     /// Charges usage to the process's budget (model tokens, cost).
     Charge(Usage),
     /// Stores the program's checkpoint durably and releases a resume claim.
@@ -64,9 +83,18 @@ impl Call {
             Call::Signal { .. } => "signal_child_process",
             Call::Exit { .. } => "process_exit",
             Call::ReadObject { .. } => "read_object",
+            Call::Send(_) => "send_process_message",
+            Call::Read { .. } => "read_process_messages",
+            Call::Receive { .. } => "receive_process_messages",
             Call::Charge(_) => "charge",
             Call::Checkpoint(_) => "checkpoint",
         }
+    }
+
+    /// Whether this is a message call (send, read, receive). Interrupt notices are delivered
+    /// with the answer of the next call that is not.
+    pub fn is_message_call(&self) -> bool {
+        matches!(self, Call::Send(_) | Call::Read { .. } | Call::Receive { .. })
     }
 
     /// Whether the call counts against the `tool_calls` budget. Bookkeeping calls (charge,
@@ -77,7 +105,7 @@ impl Call {
 }
 
 /// A successful call's result.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum CallOk {
     /// From `spawn_child_process`.
@@ -92,8 +120,110 @@ pub enum CallOk {
     Exited(ExitResult),
     /// From `read_object`.
     Object(ObjectView),
+    /// From `send_process_message`.
+    Sent(SentMessage),
+    /// From `read_process_messages`.
+    Read(MessagesRead),
+    /// From `receive_process_messages`.
+    Received(MessagesReceived),
     /// From charge and checkpoint.
     Done(Done),
+}
+
+/// A call's answer together with the notices delivered with it.
+///
+/// `notices` holds ids only. Interrupt notices are delivered with the answer of a call that is
+/// not a message call (present them before that call's result); normal notices with the answer
+/// of any call (present them after it).
+#[derive(Clone, Debug)]
+pub struct CallReply {
+    /// The call's result.
+    pub result: Result<CallOk, ToolError>,
+    /// Notices of messages that arrived, oldest first.
+    pub notices: Vec<Notice>,
+}
+
+/// What `send_process_message` asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SendRequest {
+    /// Self, the parent, or a direct non-terminal child.
+    pub to: Pid,
+    /// Text; data, not authority.
+    pub body: String,
+    /// Structured data; data, not authority.
+    pub payload: Option<serde_json::Value>,
+    /// A stable channel.
+    pub channel: Option<String>,
+    /// A correlation id.
+    pub correlation_id: Option<String>,
+    /// The exact message answered.
+    pub reply_to: Option<MessageId>,
+    /// `normal` (default) or `interrupt`.
+    pub kind: MessageKind,
+}
+
+/// The result of `send_process_message`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SentMessage {
+    /// The new message.
+    pub message_id: MessageId,
+    /// Its recipient.
+    pub to: Pid,
+    /// Its kind.
+    pub kind: MessageKind,
+    /// Its channel.
+    pub channel: Option<String>,
+    /// Its correlation id.
+    pub correlation_id: Option<String>,
+    /// The message it answers.
+    pub reply_to: Option<MessageId>,
+    /// Its delivery sequence number.
+    pub seq: u64,
+}
+
+/// What a mailbox page says beyond its messages.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Continuation {
+    /// Always true: there is no cursor; repeat the call with the same filters.
+    pub reuse_filters: bool,
+    /// Whether repeating advances: only when returned unread messages are acknowledged and
+    /// excluded (`ack=true`, `include_acked=false`). Otherwise the same first page returns.
+    pub advances: bool,
+}
+
+/// The result of `read_process_messages`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct MessagesRead {
+    /// Matching messages, oldest first.
+    pub messages: Vec<Message>,
+    /// Messages this call acknowledged (returned and previously unread).
+    pub acked_message_ids: Vec<MessageId>,
+    /// Whether more messages matched than were returned.
+    pub has_more: bool,
+    /// How many matching messages were not returned.
+    pub omitted_count: u64,
+    /// Present when `has_more`: how to get the rest.
+    pub continuation: Option<Continuation>,
+}
+
+/// The result of `receive_process_messages`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct MessagesReceived {
+    /// Whether any message matched. `false` (with `block=false`) is not failure.
+    pub ready: bool,
+    /// Whether this call suspended the caller (`waiting_event`) before answering; a suspended
+    /// receive ended the caller's tool batch.
+    pub suspended: bool,
+    /// Matching messages, oldest first.
+    pub messages: Vec<Message>,
+    /// Messages this call acknowledged.
+    pub acked_message_ids: Vec<MessageId>,
+    /// Whether more messages matched than were returned.
+    pub has_more: bool,
+    /// How many matching messages were not returned.
+    pub omitted_count: u64,
+    /// Present when `has_more`.
+    pub continuation: Option<Continuation>,
 }
 
 /// An acknowledgement with the caller's generation.
@@ -325,6 +455,12 @@ impl ToolError {
 
 impl From<LaunchDenied> for ToolError {
     fn from(d: LaunchDenied) -> Self {
+        ToolError::new(d.code(), d.to_string())
+    }
+}
+
+impl From<SendDenied> for ToolError {
+    fn from(d: SendDenied) -> Self {
         ToolError::new(d.code(), d.to_string())
     }
 }

@@ -1,6 +1,10 @@
 //! The handle a program uses to act as its process.
 
-use super::actor::ProcessMsg;
+use super::actor::{ProcessMsg, Reply};
+use super::calls::{CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
+use crate::kernel::mailbox::{MailboxQuery, Notice};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use super::calls::{
     Call, CallOk, ChildList, ExitResult, Launched, ObjectView, SignalResult, ToolError,
     WaitResult,
@@ -25,6 +29,8 @@ pub struct ProcessContext {
     pid: Pid,
     start: ProgramStart,
     actor: ActorRef<ProcessMsg>,
+    /// Notices delivered with answers and not yet taken by the program.
+    notices: Arc<Mutex<Vec<Notice>>>,
 }
 
 /// The result of one call in a batch.
@@ -32,7 +38,7 @@ pub type BatchItem = Result<CallOk, ToolError>;
 
 impl ProcessContext {
     pub(crate) fn new(pid: Pid, start: ProgramStart, actor: ActorRef<ProcessMsg>) -> Self {
-        ProcessContext { pid, start, actor }
+        ProcessContext { pid, start, actor, notices: Arc::default() }
     }
 
     /// This process's pid.
@@ -55,13 +61,22 @@ impl ProcessContext {
         self.start.checkpoint.as_deref()
     }
 
-    /// Makes one call.
+    /// Makes one call. Notices delivered with its answer are kept for [`Self::take_notices`].
     pub async fn call(&self, call: Call) -> Result<CallOk, ToolError> {
-        let pid = self.pid;
-        match self.actor.call(|reply| ProcessMsg::Call(call, reply), None).await {
-            Ok(CallResult::Success(result)) => result,
-            _ => Err(ToolError::process_ended(pid)),
-        }
+        let reply = self.call_with_notices(call).await;
+        self.notices.lock().extend(reply.notices);
+        reply.result
+    }
+
+    /// Makes one call and returns its answer with the notices delivered with it.
+    pub async fn call_with_notices(&self, call: Call) -> CallReply {
+        call_actor(&self.actor, self.pid, call).await
+    }
+
+    /// Notices of messages that arrived, delivered with earlier answers and not yet taken:
+    /// ids only; read the content with `read_process_messages`.
+    pub fn take_notices(&self) -> Vec<Notice> {
+        std::mem::take(&mut *self.notices.lock())
     }
 
     /// Makes calls in order. A wait that suspended the process ends the batch: the calls after
@@ -78,9 +93,7 @@ impl ProcessContext {
                 continue;
             }
             let result = self.call(call).await;
-            if let Ok(CallOk::Waited(w)) = &result {
-                ended = w.suspended;
-            }
+            ended = suspended(&result);
             results.push(result);
         }
         results
@@ -140,6 +153,35 @@ impl ProcessContext {
         }
     }
 
+    /// `send_process_message`.
+    pub async fn send_message(&self, request: SendRequest) -> Result<SentMessage, ToolError> {
+        match self.call(Call::Send(request)).await? {
+            CallOk::Sent(s) => Ok(s),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// `read_process_messages`.
+    pub async fn read_messages(&self, query: MailboxQuery, ack: bool) -> Result<MessagesRead, ToolError> {
+        match self.call(Call::Read { query, ack }).await? {
+            CallOk::Read(r) => Ok(r),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// `receive_process_messages`.
+    pub async fn receive_messages(
+        &self,
+        query: MailboxQuery,
+        ack: bool,
+        block: bool,
+    ) -> Result<MessagesReceived, ToolError> {
+        match self.call(Call::Receive { query, ack, block }).await? {
+            CallOk::Received(r) => Ok(r),
+            other => Err(unexpected(other)),
+        }
+    }
+
     /// Charges usage to this process's budget; exhaustion fails the process.
     pub async fn charge(&self, usage: Usage) -> Result<(), ToolError> {
         self.call(Call::Charge(usage)).await.map(|_| ())
@@ -148,6 +190,23 @@ impl ProcessContext {
     /// Stores a checkpoint durably; a restart gets it back in [`Self::restored_checkpoint`].
     pub async fn checkpoint(&self, bytes: Vec<u8>) -> Result<(), ToolError> {
         self.call(Call::Checkpoint(bytes)).await.map(|_| ())
+    }
+}
+
+/// Whether an answer says its call suspended the caller (which ends a tool batch).
+pub fn suspended(result: &Result<CallOk, ToolError>) -> bool {
+    match result {
+        Ok(CallOk::Waited(w)) => w.suspended,
+        Ok(CallOk::Received(r)) => r.suspended,
+        _ => false,
+    }
+}
+
+/// Sends a call to a process actor and waits for its answer.
+pub(crate) async fn call_actor(actor: &ActorRef<ProcessMsg>, pid: Pid, call: Call) -> CallReply {
+    match actor.call(|port| ProcessMsg::Call(call, Reply::new(port)), None).await {
+        Ok(CallResult::Success(reply)) => reply,
+        _ => CallReply { result: Err(ToolError::process_ended(pid)), notices: Vec::new() },
     }
 }
 

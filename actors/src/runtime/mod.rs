@@ -8,6 +8,7 @@
 mod actor;
 pub mod calls;
 mod context;
+pub mod mailbox;
 pub mod ids;
 pub mod lock;
 pub mod program;
@@ -17,7 +18,7 @@ mod supervisor;
 pub mod telemetry;
 
 pub use actor::ProcessMsg;
-pub use context::{BatchItem, ProcessContext};
+pub use context::{BatchItem, ProcessContext, suspended};
 pub use recovery::RecoveryReport;
 
 use crate::kernel::budget::Budget;
@@ -29,7 +30,8 @@ use crate::kernel::status::{Sender, SignalKind};
 use crate::limits;
 use crate::store::{Change, MemoryStore, ObjectRecord, ProcessQuery, SqliteStore, Store, StoreError};
 use actor::{ProcessActor, ProcessArgs};
-use calls::{Call, CallOk, SignalResult, ToolError};
+use crate::kernel::mailbox::{MailboxPage, MailboxQuery};
+use calls::{Call, CallOk, CallReply, SendRequest, SentMessage, SignalResult, ToolError};
 use lock::{DirLock, LockAttempt};
 use program::{Image, ImageRegistry};
 use ractor::{Actor, ActorRef};
@@ -165,12 +167,14 @@ impl Runtime {
     pub async fn start(store: Arc<dyn Store>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
         let epoch = store.begin_epoch()?;
         let (live, report) = recovery::recover(store.as_ref()).await?;
+        let message_seq = store.message_seq_max()?.into();
         let shared = Arc::new(Shared {
             store,
             images: options.images,
             registry: Default::default(),
             telemetry: Telemetry::default(),
             epoch,
+            message_seq,
         });
         let (supervisor, _) = Actor::spawn(None, RootSupervisor { shared: shared.clone() }, ())
             .await
@@ -192,6 +196,7 @@ impl Runtime {
             registry: Default::default(),
             telemetry: Telemetry::default(),
             epoch,
+            message_seq: Default::default(),
         });
         Runtime { shared, supervisor: None, report: RecoveryReport::default(), state_dir: dir, _lock: None }
     }
@@ -290,24 +295,50 @@ impl Runtime {
         }
     }
 
-    /// Makes a call as process `pid`, exactly as its program would.
+    /// Makes a call as process `pid`, exactly as its program would. Notices delivered with
+    /// the answer are dropped; see [`Self::call_as_with_notices`].
     pub async fn call_as(&self, pid: Pid, call: Call) -> Result<CallOk, ToolError> {
-        let actor = self.actor(pid)?;
-        match actor.call(|reply| ProcessMsg::Call(call, reply), None).await {
-            Ok(CallResult::Success(result)) => result,
-            _ => Err(ToolError::process_ended(pid)),
+        self.call_as_with_notices(pid, call).await.result
+    }
+
+    /// Makes a call as process `pid` and returns the answer with its notices.
+    pub async fn call_as_with_notices(&self, pid: Pid, call: Call) -> CallReply {
+        match self.actor(pid) {
+            Ok(actor) => context::call_actor(&actor, pid, call).await,
+            Err(e) => CallReply { result: Err(e), notices: Vec::new() },
         }
+    }
+
+    /// Sends a message from the host to any live process.
+    pub async fn send_message(&self, request: SendRequest) -> Result<SentMessage, ToolError> {
+        if self.is_read_only() {
+            return Err(ToolError::new("read_only", "this is a read-only view of the state directory"));
+        }
+        actor::deliver(&self.shared, Sender::Host, None, request).await
+    }
+
+    /// Reads any mailbox without acknowledging anything.
+    pub fn read_mailbox(&self, pid: Pid, query: &MailboxQuery) -> Result<MailboxPage, RuntimeError> {
+        Ok(self.shared.store.mailbox(pid, query)?)
+    }
+
+    /// How many unacknowledged messages a mailbox holds.
+    pub fn unread_count(&self, pid: Pid) -> Result<u64, RuntimeError> {
+        Ok(self.shared.store.unread_count(pid)?)
     }
 
     /// Signals any process (the host is not limited to direct children).
     pub async fn signal(&self, pid: Pid, signal: SignalKind, reason: Option<String>) -> Result<SignalResult, ToolError> {
         let actor = self.actor(pid)?;
         let sent = actor
-            .call(|reply| ProcessMsg::Signal { signal, reason, sender: Sender::Host, reply: Some(reply) }, None)
+            .call(
+                |port| ProcessMsg::Signal { signal, reason, sender: Sender::Host, reply: Some(actor::Reply::new(port)) },
+                None,
+            )
             .await;
         match sent {
-            Ok(CallResult::Success(Ok(CallOk::Signalled(result)))) => Ok(result),
-            Ok(CallResult::Success(Err(e))) => Err(e),
+            Ok(CallResult::Success(CallReply { result: Ok(CallOk::Signalled(result)), .. })) => Ok(result),
+            Ok(CallResult::Success(CallReply { result: Err(e), .. })) => Err(e),
             _ => Err(ToolError::process_ended(pid)),
         }
     }

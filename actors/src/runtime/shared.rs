@@ -10,6 +10,7 @@ use crate::store::Store;
 use dashmap::DashMap;
 use ractor::ActorRef;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Runtime-wide context handed to every process actor.
 pub(crate) struct Shared {
@@ -19,4 +20,13 @@ pub(crate) struct Shared {
     pub(crate) registry: DashMap<Pid, ActorRef<ProcessMsg>>,
     pub(crate) telemetry: Telemetry,
     pub(crate) epoch: Epoch,
+    /// The last message sequence number issued; continues after the store's highest.
+    pub(crate) message_seq: AtomicU64,
+}
+
+impl Shared {
+    /// The next message sequence number: runtime-wide, so per-sender order is send order.
+    pub(crate) fn next_message_seq(&self) -> u64 {
+        self.message_seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
 }

@@ -36,6 +36,17 @@ pub enum KernelEvent {
         /// The outcome, if it became terminal.
         outcome: Option<Outcome>,
     },
+    /// A message was committed into a mailbox.
+    MessageSent {
+        /// The message.
+        message_id: crate::kernel::mailbox::MessageId,
+        /// Its sender.
+        from: crate::kernel::status::Sender,
+        /// Its recipient.
+        to: Pid,
+        /// `normal` or `interrupt`.
+        kind: crate::kernel::mailbox::MessageKind,
+    },
     /// A launch was denied; no pid was issued.
     LaunchDenied {
         /// The would-be parent.
@@ -74,6 +85,9 @@ impl Telemetry {
             }
             KernelEvent::ProcessTransition { pid, transition, from, to, state_generation, .. } => {
                 tracing::info!(target: "agentvisor::kernel", %pid, transition, %from, %to, state_generation, "process_transition");
+            }
+            KernelEvent::MessageSent { message_id, from, to, kind } => {
+                tracing::info!(target: "agentvisor::kernel", %message_id, %from, %to, kind = kind.as_str(), "message_sent");
             }
             KernelEvent::LaunchDenied { parent, code, message } => {
                 tracing::info!(target: "agentvisor::kernel", %parent, code, message, "launch_denied");

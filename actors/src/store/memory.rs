@@ -4,6 +4,7 @@ use super::{
     Change, CommitReceipt, CommitTicket, Envelope, ObjectRecord, ProcessQuery, Store, StoreError,
 };
 use crate::kernel::capability::Grant;
+use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};
 use crate::kernel::process::ProcessRow;
 use parking_lot::Mutex;
@@ -22,6 +23,9 @@ struct State {
     grants: BTreeMap<GrantId, Grant>,
     objects: HashMap<Oid, ObjectRecord>,
     checkpoints: HashMap<Pid, Envelope>,
+    /// Mailboxes: (recipient, seq) → message, and id → key.
+    messages: BTreeMap<(Pid, u64), Message>,
+    message_index: HashMap<MessageId, (Pid, u64)>,
     failed: Option<String>,
     inject: Option<String>,
 }
@@ -106,6 +110,22 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
             Change::PutCheckpoint { pid, envelope } => {
                 state.checkpoints.insert(pid, envelope);
             }
+            Change::PutMessage(message) => {
+                let key = (message.recipient, message.seq);
+                state.message_index.insert(message.message_id, key);
+                state.messages.insert(key, message);
+            }
+            Change::AckMessages { recipient, ids } => {
+                for id in ids {
+                    if let Some(key) = state.message_index.get(&id) {
+                        if key.0 == recipient {
+                            if let Some(m) = state.messages.get_mut(key) {
+                                m.acked = true;
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
     receipt
@@ -167,6 +187,35 @@ impl Store for MemoryStore {
 
     fn checkpoint(&self, pid: Pid) -> Result<Option<Envelope>, StoreError> {
         Ok(self.state.lock().checkpoints.get(&pid).cloned())
+    }
+
+    fn mailbox(&self, recipient: Pid, query: &MailboxQuery) -> Result<MailboxPage, StoreError> {
+        let state = self.state.lock();
+        let mut page = MailboxPage::default();
+        for message in state.messages.range((recipient, 0)..=(recipient, u64::MAX)).map(|(_, m)| m) {
+            if (query.include_acked || !message.acked) && query.filter.matches(message) {
+                page.matched += 1;
+                if page.messages.len() < query.limit {
+                    page.messages.push(message.clone());
+                }
+            }
+        }
+        Ok(page)
+    }
+
+    fn message(&self, id: MessageId) -> Result<Option<Message>, StoreError> {
+        let state = self.state.lock();
+        Ok(state.message_index.get(&id).and_then(|key| state.messages.get(key)).cloned())
+    }
+
+    fn unread_count(&self, recipient: Pid) -> Result<u64, StoreError> {
+        let state = self.state.lock();
+        let unread = state.messages.range((recipient, 0)..=(recipient, u64::MAX)).filter(|(_, m)| !m.acked).count();
+        Ok(unread as u64)
+    }
+
+    fn message_seq_max(&self) -> Result<u64, StoreError> {
+        Ok(self.state.lock().messages.values().map(|m| m.seq).max().unwrap_or(0))
     }
 
     fn is_writable(&self) -> bool {

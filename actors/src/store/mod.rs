@@ -18,6 +18,7 @@ pub use memory::MemoryStore;
 pub use sqlite::SqliteStore;
 
 use crate::kernel::capability::Grant;
+use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};
 use crate::kernel::process::ProcessRow;
 use serde::{Deserialize, Serialize};
@@ -26,7 +27,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// The schema version this build writes and understands.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One durable change. A change set (`Vec<Change>`) commits atomically or not at all.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,6 +50,16 @@ pub enum Change {
     PutObject(ObjectRecord),
     /// Deletes an object and its payload.
     DeleteObject(Oid),
+    /// Delivers a message into its recipient's mailbox.
+    PutMessage(Message),
+    /// Acknowledges messages of one mailbox (ack is not deletion). Ids not in that mailbox,
+    /// or already acknowledged, are ignored.
+    AckMessages {
+        /// The mailbox.
+        recipient: Pid,
+        /// The messages.
+        ids: Vec<MessageId>,
+    },
     /// Stores a process's program checkpoint (replacing the previous one).
     PutCheckpoint {
         /// The process.
@@ -218,6 +229,20 @@ pub trait Store: Send + Sync + 'static {
 
     /// A process's latest checkpoint.
     fn checkpoint(&self, pid: Pid) -> Result<Option<Envelope>, StoreError>;
+
+    /// A page of one mailbox: messages matching the query's filters (acknowledged ones only
+    /// with `include_acked`), oldest first (by `seq`), at most `limit`, and how many matched
+    /// in all. Costs in proportion to what matches, not to the mailbox's size.
+    fn mailbox(&self, recipient: Pid, query: &MailboxQuery) -> Result<MailboxPage, StoreError>;
+
+    /// One message, from any mailbox.
+    fn message(&self, id: MessageId) -> Result<Option<Message>, StoreError>;
+
+    /// How many unacknowledged messages a mailbox holds.
+    fn unread_count(&self, recipient: Pid) -> Result<u64, StoreError>;
+
+    /// The highest message `seq` stored (0 for none), so a reopened runtime continues after it.
+    fn message_seq_max(&self) -> Result<u64, StoreError>;
 
     /// Whether the store refuses writes (read-only view, or fail-stopped).
     fn is_writable(&self) -> bool;

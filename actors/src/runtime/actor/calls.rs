@@ -51,17 +51,25 @@ impl ProcessActor {
                 return;
             }
         }
+        let message_call = call.is_message_call();
         let result = match call {
             Call::Spawn(request) => self.spawn(myself, state, request).await,
+            Call::Send(request) => self.send_message(state, request).await,
+            Call::Read { query, ack } => self.read_messages(state, query, ack).await,
+            Call::Receive { query, ack, block } => {
+                if let Some((result, reply)) = self.receive_messages(state, query, ack, block, reply).await {
+                    let notices = Self::take_notices(state, true);
+                    let _ = reply.send_with(result, notices);
+                }
+                return; // or suspended: answered when a match arrives
+            }
             Call::List { include_terminal } => self.list(state, include_terminal),
             Call::Wait { child_pid, block } => {
-                match self.wait(state, child_pid, block, reply).await {
-                    Some((result, reply)) => {
-                        let _ = reply.send(result);
-                    }
-                    None => {} // suspended: answered when the child ends
+                if let Some((result, reply)) = self.wait(state, child_pid, block, reply).await {
+                    let notices = Self::take_notices(state, false);
+                    let _ = reply.send_with(result, notices);
                 }
-                return;
+                return; // or suspended: answered when the child ends
             }
             Call::Signal { child_pid, signal, reason } => {
                 match self.direct_child(state, child_pid) {
@@ -115,7 +123,8 @@ impl ProcessActor {
             },
             Call::Checkpoint(bytes) => self.checkpoint(state, bytes).await,
         };
-        let _ = reply.send(result);
+        let notices = Self::take_notices(state, message_call);
+        let _ = reply.send_with(result, notices);
     }
 
     async fn exhaust(
@@ -238,7 +247,7 @@ impl ProcessActor {
         if let Err(e) = self.transition(state, event, Vec::new()).await {
             return Some((Err(e), reply));
         }
-        state.pending_wait = Some((child_pid, reply));
+        state.pending_wait = Some((super::PendingWait::Child(child_pid), reply));
         None
     }
 

@@ -85,8 +85,10 @@ impl ProcessActor {
     /// A durable child wait with no live execution behind it (after a reopen): completes it
     /// now if the child already ended, or when its end is reported.
     pub(crate) async fn rearm_wait(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
-        let Some(WaitState::Child { child_pid }) = state.row.wait_state.clone() else {
-            return;
+        let child_pid = match state.row.wait_state.clone() {
+            Some(WaitState::Child { child_pid }) => child_pid,
+            Some(WaitState::Message { filter }) => return self.rearm_receive(myself, state, &filter).await,
+            _ => return,
         };
         match self.shared.store.process(child_pid) {
             Ok(Some(child)) if child.status.is_terminal() => {
@@ -122,15 +124,15 @@ impl ProcessActor {
         }
         let result = ready_result(child, true);
         if was_paused {
-            state.deferred_wait = Some((result, pending));
+            state.deferred_wait = Some((CallOk::Waited(result), pending));
             return;
         }
         if restart {
             if state.started_at.is_none() {
                 state.started_at = Some(tokio::time::Instant::now());
             }
-            self.launch_program(myself, state, StartKind::Restarted { completed_wait: Some(result) })
-                .await;
+            let kind = StartKind::Restarted { completed_wait: Some(result), completed_receive: None };
+            self.launch_program(myself, state, kind).await;
         } else if let Some(reply) = pending {
             let _ = reply.send(Ok(CallOk::Waited(result)));
         }
@@ -348,7 +350,10 @@ impl ProcessActor {
             return; // already settled
         }
         state.row.account.settle_child(&child.account.limit, &child.account.total_spent());
-        let waited = state.pending_wait.as_ref().is_some_and(|(pid, _)| *pid == child.pid)
+        let waited = state
+            .pending_wait
+            .as_ref()
+            .is_some_and(|(wait, _)| *wait == super::PendingWait::Child(child.pid))
             || (state.run.is_none()
                 && state.row.wait_state == Some(WaitState::Child { child_pid: child.pid }));
         if waited && state.ending.is_none() {

@@ -11,10 +11,13 @@
 //! own outcome, then tells its parent ([`ProcessMsg::ChildEnded`]), then stops its actor.
 
 mod calls;
+mod mailbox;
 mod lifecycle;
+pub(crate) use mailbox::deliver;
 mod signals;
 
-use super::calls::{Call, CallOk, ToolError, WaitResult};
+use super::calls::{Call, CallOk, CallReply, ToolError};
+use crate::kernel::mailbox::{Message, Notice};
 use super::shared::Shared;
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::Pid;
@@ -26,8 +29,24 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use tokio::task::AbortHandle;
 
-/// A reply port for a call's result.
-pub(crate) type Reply = RpcReplyPort<Result<CallOk, ToolError>>;
+/// Where a call's answer goes. Answers carry the notices delivered with them.
+pub struct Reply(RpcReplyPort<CallReply>);
+
+impl Reply {
+    pub(crate) fn new(port: RpcReplyPort<CallReply>) -> Self {
+        Reply(port)
+    }
+
+    /// Answers with no notices (they stay pending for a later answer).
+    pub(crate) fn send(self, result: Result<CallOk, ToolError>) -> Result<(), ()> {
+        self.0.send(CallReply { result, notices: Vec::new() }).map_err(|_| ())
+    }
+
+    /// Answers with notices.
+    pub(crate) fn send_with(self, result: Result<CallOk, ToolError>, notices: Vec<Notice>) -> Result<(), ()> {
+        self.0.send(CallReply { result, notices }).map_err(|_| ())
+    }
+}
 
 /// Messages a process actor handles: one closed enum for its one loop.
 pub enum ProcessMsg {
@@ -69,6 +88,8 @@ pub enum ProcessMsg {
     Shutdown(RpcReplyPort<()>),
     /// Grants of this process were revoked (already committed).
     GrantsRevoked(Vec<crate::kernel::ids::GrantId>),
+    /// A message was committed into this process's mailbox.
+    MessageArrived(Box<Message>),
 }
 
 /// Startup arguments.
@@ -82,6 +103,15 @@ pub(crate) struct ProcessArgs {
 /// The actor type; all state is in [`ProcessState`].
 pub(crate) struct ProcessActor {
     pub(crate) shared: Arc<Shared>,
+}
+
+/// What a suspended call waits for.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum PendingWait {
+    /// A direct child's end.
+    Child(Pid),
+    /// A matching message.
+    Receive(super::mailbox::ReceiveSpec),
 }
 
 /// A program execution in flight.
@@ -110,10 +140,12 @@ pub(crate) struct ProcessState {
     pub(crate) started_at: Option<tokio::time::Instant>,
     /// Wall time spent by earlier executions.
     pub(crate) wall_before_ms: u64,
-    /// The reply owed to a suspended wait.
-    pub(crate) pending_wait: Option<(Pid, Reply)>,
-    /// A wait answer to deliver when a paused process is resumed.
-    pub(crate) deferred_wait: Option<(WaitResult, Option<Reply>)>,
+    /// The reply owed to a suspended wait or receive.
+    pub(crate) pending_wait: Option<(PendingWait, Reply)>,
+    /// A wait or receive answer to deliver when a paused process is resumed.
+    pub(crate) deferred_wait: Option<(CallOk, Option<Reply>)>,
+    /// Notices of arrived messages not yet delivered with an answer.
+    pub(crate) notices: VecDeque<Notice>,
     /// Calls received while paused.
     pub(crate) held: VecDeque<(Call, Reply)>,
     /// A program end observed while paused, applied on resume.
@@ -172,6 +204,7 @@ impl Actor for ProcessActor {
             started_at: None,
             pending_wait: None,
             deferred_wait: None,
+            notices: VecDeque::new(),
             held: VecDeque::new(),
             ended_while_paused: None,
             ending: None,
@@ -180,6 +213,9 @@ impl Actor for ProcessActor {
             child_actors: HashMap::new(),
             recovering: args.recovering,
         };
+        if state.recovering {
+            self.reload_notices(&mut state);
+        }
         if state.recovering {
             // Here rather than in post_start: `spawn` returns after pre_start, so when a
             // recovered root's actor is spawned its whole live subtree is registered, and the
@@ -237,6 +273,9 @@ impl Actor for ProcessActor {
                     };
                     Box::pin(self.begin_ending(&myself, state, event, None)).await;
                 }
+            }
+            ProcessMsg::MessageArrived(message) => {
+                Box::pin(self.on_message_arrived(&myself, state, *message)).await
             }
             ProcessMsg::GrantsRevoked(ids) => {
                 for grant in state.grants.iter_mut().filter(|g| ids.contains(&g.id)) {

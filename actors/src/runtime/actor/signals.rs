@@ -83,11 +83,16 @@ impl ProcessActor {
                 }
                 let deferred = state.deferred_wait.take();
                 if restart {
-                    let completed_wait = deferred.map(|(result, _)| result);
-                    self.launch_program(myself, state, StartKind::Restarted { completed_wait }).await;
+                    let (completed_wait, completed_receive) = match deferred {
+                        Some((CallOk::Waited(w), _)) => (Some(w), None),
+                        Some((CallOk::Received(r), _)) => (None, Some(r)),
+                        _ => (None, None),
+                    };
+                    let kind = StartKind::Restarted { completed_wait, completed_receive };
+                    self.launch_program(myself, state, kind).await;
                 } else {
                     if let Some((result, Some(reply))) = deferred {
-                        let _ = reply.send(Ok(CallOk::Waited(result)));
+                        let _ = reply.send(Ok(result));
                     }
                     for (call, reply) in state.held.drain(..) {
                         let _ = myself.cast(ProcessMsg::Call(call, reply));

@@ -6,8 +6,9 @@
 //! writer rolls back to the change set's savepoint; any SQL error is [`ApplyError::Sql`] and
 //! fails the whole group.
 
-use super::codec::{self, GrantColumns, ObjectColumns, ProcessColumns};
+use super::codec::{self, GrantColumns, MESSAGE_COLUMNS, MessageColumns, ObjectColumns, ProcessColumns, RawMessage};
 use crate::kernel::ids::{GrantId, Pid};
+use crate::kernel::mailbox::{Message, MessageId};
 use crate::store::{Change, CommitReceipt, StoreError};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -67,6 +68,17 @@ const UPSERT_OBJECT: &str = "INSERT INTO objects (oid, owner_kind, owner_pid, ki
      ON CONFLICT (oid) DO UPDATE SET owner_kind = excluded.owner_kind, \
      owner_pid = excluded.owner_pid, kind = excluded.kind, payload = excluded.payload";
 
+/// A message is written once: a second put of the same id changes nothing (see
+/// [`put_message`]), so an acknowledged message never becomes unread again.
+const INSERT_MESSAGE: &str = "INSERT INTO messages (message_id, recipient, seq, sender_kind, \
+     sender_pid, kind, channel, correlation_id, reply_to, body, payload, labels, acked) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
+     ON CONFLICT (message_id) DO NOTHING";
+
+/// Acknowledges one message of one mailbox; a message of another mailbox is left alone.
+const ACK_MESSAGE: &str =
+    "UPDATE messages SET acked = 1 WHERE message_id = ?1 AND recipient = ?2 AND acked = 0";
+
 const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints (pid, envelope) VALUES (?1, ?2) \
      ON CONFLICT (pid) DO UPDATE SET envelope = excluded.envelope";
 
@@ -92,6 +104,14 @@ pub(super) fn apply_set(conn: &Connection, changes: &[Change]) -> Result<CommitR
             Change::PutCheckpoint { pid, envelope } => {
                 conn.prepare_cached(UPSERT_CHECKPOINT)?
                     .execute(params![pid.to_string(), envelope.encode()])?;
+            }
+            Change::PutMessage(message) => put_message(conn, message)?,
+            Change::AckMessages { recipient, ids } => {
+                let recipient = recipient.to_string();
+                let mut ack = conn.prepare_cached(ACK_MESSAGE)?;
+                for id in ids {
+                    ack.execute(params![id.to_string(), recipient])?;
+                }
             }
         }
     }
@@ -144,6 +164,59 @@ fn put_object(conn: &Connection, c: &ObjectColumns) -> rusqlite::Result<()> {
         c.payload
     ])?;
     Ok(())
+}
+
+/// Inserts a message. A message id is written once: putting the same message again (equal in
+/// every field but `acked`) changes nothing, so a redelivery is harmless and an acknowledged
+/// message stays acknowledged; a different message under an id already stored refuses the
+/// change set with [`StoreError::Corrupt`].
+fn put_message(conn: &Connection, message: &Message) -> Result<(), ApplyError> {
+    let c = MessageColumns::encode(message)?;
+    let inserted = conn.prepare_cached(INSERT_MESSAGE)?.execute(params![
+        c.message_id,
+        c.recipient,
+        c.seq,
+        c.sender_kind,
+        c.sender_pid,
+        c.kind,
+        c.channel,
+        c.correlation_id,
+        c.reply_to,
+        c.body,
+        c.payload,
+        c.labels,
+        c.acked,
+    ])?;
+    if inserted == 1 {
+        return Ok(());
+    }
+    let stored = stored_message(conn, message.message_id)?
+        .ok_or_else(|| StoreError::Corrupt(format!("message {} was neither inserted nor found", c.message_id)))?;
+    if stored == (Message { acked: stored.acked, ..message.clone() }) {
+        Ok(())
+    } else {
+        Err(StoreError::Corrupt(format!(
+            "message {} is already stored with different content; a message id is written once",
+            c.message_id
+        ))
+        .into())
+    }
+}
+
+/// One stored message, read inside the group transaction.
+fn stored_message(conn: &Connection, id: MessageId) -> Result<Option<Message>, ApplyError> {
+    let raw = conn
+        .prepare_cached(&format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE message_id = ?1"))?
+        .query_row([id.to_string()], RawMessage::read)
+        .optional()
+        .map_err(|e| {
+            if codec::is_bad_value(&e) {
+                ApplyError::Refused(StoreError::Corrupt(format!("message {id}: {e}")))
+            } else {
+                ApplyError::Sql(e)
+            }
+        })?;
+    Ok(raw.map(RawMessage::decode).transpose()?)
 }
 
 /// Whether a grant exists and is live right now, inside the group transaction.

@@ -8,8 +8,9 @@
 use crate::kernel::budget::Account;
 use crate::kernel::capability::{Constraints, Grant, Rights};
 use crate::kernel::ids::{Epoch, GrantId, ImageId, Oid, Pid};
+use crate::kernel::mailbox::{Message, MessageId, MessageKind};
 use crate::kernel::process::ProcessRow;
-use crate::kernel::status::{Outcome, PauseReason, Status, WaitState};
+use crate::kernel::status::{Outcome, PauseReason, Sender, Status, WaitState};
 use crate::store::{Envelope, ObjectOwner, ObjectRecord, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -27,6 +28,21 @@ pub(super) const GRANT_COLUMNS: &str =
 
 /// The `objects` columns, in the order [`ObjectColumns`] binds and [`RawObject`] reads.
 pub(super) const OBJECT_COLUMNS: &str = "oid, owner_kind, owner_pid, kind, payload";
+
+/// The `messages` columns, in the order [`MessageColumns`] binds and [`RawMessage`] reads.
+pub(super) const MESSAGE_COLUMNS: &str = "message_id, recipient, seq, sender_kind, sender_pid, \
+     kind, channel, correlation_id, reply_to, body, payload, labels, acked";
+
+/// Whether a read failed because a stored value does not have its column's type or range (a
+/// bad row, so [`StoreError::Corrupt`]) rather than because the database failed.
+pub(super) fn is_bad_value(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::InvalidColumnType(..)
+            | rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::IntegralValueOutOfRange(..)
+    )
+}
 
 fn corrupt(what: impl Display) -> StoreError {
     StoreError::Corrupt(what.to_string())
@@ -336,4 +352,131 @@ impl RawObject {
 /// Decodes a stored envelope.
 pub(super) fn envelope(bytes: &[u8], whose: &str) -> Result<Envelope, StoreError> {
     Envelope::decode(bytes).map_err(|e| corrupt(format!("payload of {whose}: {e}")))
+}
+
+/// A sender as its two columns: `process` with the pid, `host` or `runtime` with NULL.
+pub(super) fn sender_columns(sender: Sender) -> (&'static str, Option<String>) {
+    match sender {
+        Sender::Process(pid) => ("process", Some(pid.to_string())),
+        Sender::Host => ("host", None),
+        Sender::Runtime => ("runtime", None),
+    }
+}
+
+/// A message as bindable column values.
+pub(super) struct MessageColumns {
+    pub(super) message_id: String,
+    pub(super) recipient: String,
+    pub(super) seq: i64,
+    pub(super) sender_kind: &'static str,
+    pub(super) sender_pid: Option<String>,
+    pub(super) kind: &'static str,
+    pub(super) channel: Option<String>,
+    pub(super) correlation_id: Option<String>,
+    pub(super) reply_to: Option<String>,
+    pub(super) body: String,
+    pub(super) payload: Option<String>,
+    pub(super) labels: String,
+    pub(super) acked: bool,
+}
+
+impl MessageColumns {
+    /// Encodes a message, refusing one that cannot be stored exactly (a `seq` past
+    /// `i64::MAX`): the write half of the pair assertion across the disk boundary.
+    pub(super) fn encode(message: &Message) -> Result<MessageColumns, StoreError> {
+        let (sender_kind, sender_pid) = sender_columns(message.sender);
+        Ok(MessageColumns {
+            message_id: message.message_id.to_string(),
+            recipient: message.recipient.to_string(),
+            seq: int(message.seq, "seq")?,
+            sender_kind,
+            sender_pid,
+            kind: message.kind.as_str(),
+            channel: message.channel.clone(),
+            correlation_id: message.correlation_id.clone(),
+            reply_to: message.reply_to.map(|r| r.to_string()),
+            body: message.body.clone(),
+            payload: opt_to_json(message.payload.as_ref(), "payload")?,
+            labels: to_json(&message.labels, "labels")?,
+            acked: message.acked,
+        })
+    }
+}
+
+/// A message as read, before decoding.
+pub(super) struct RawMessage {
+    message_id: String,
+    recipient: String,
+    seq: i64,
+    sender_kind: String,
+    sender_pid: Option<String>,
+    kind: String,
+    channel: Option<String>,
+    correlation_id: Option<String>,
+    reply_to: Option<String>,
+    body: String,
+    payload: Option<String>,
+    labels: String,
+    acked: i64,
+}
+
+impl RawMessage {
+    /// Reads the [`MESSAGE_COLUMNS`] of one result row.
+    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawMessage> {
+        Ok(RawMessage {
+            message_id: r.get(0)?,
+            recipient: r.get(1)?,
+            seq: r.get(2)?,
+            sender_kind: r.get(3)?,
+            sender_pid: r.get(4)?,
+            kind: r.get(5)?,
+            channel: r.get(6)?,
+            correlation_id: r.get(7)?,
+            reply_to: r.get(8)?,
+            body: r.get(9)?,
+            payload: r.get(10)?,
+            labels: r.get(11)?,
+            acked: r.get(12)?,
+        })
+    }
+
+    /// Decodes the message (the read half of the pair assertion): an unknown kind, a sender
+    /// kind that disagrees with its pid column, `acked` other than 0/1, a bad id, a negative
+    /// `seq` or JSON that does not decode is [`StoreError::Corrupt`].
+    pub(super) fn decode(self) -> Result<Message, StoreError> {
+        let whose = &self.message_id;
+        let sender_pid = opt_id::<Pid>(self.sender_pid.as_deref(), "sender pid")?;
+        let sender = match (self.sender_kind.as_str(), sender_pid) {
+            ("process", Some(pid)) => Sender::Process(pid),
+            ("host", None) => Sender::Host,
+            ("runtime", None) => Sender::Runtime,
+            (kind, pid) => {
+                return Err(corrupt(format!("message {whose}: sender {kind:?} with pid {pid:?}")));
+            }
+        };
+        let kind = match self.kind.as_str() {
+            "normal" => MessageKind::Normal,
+            "interrupt" => MessageKind::Interrupt,
+            other => return Err(corrupt(format!("message {whose}: unknown kind {other:?}"))),
+        };
+        let acked = match self.acked {
+            0 => false,
+            1 => true,
+            other => return Err(corrupt(format!("message {whose}: acked is {other}, not 0 or 1"))),
+        };
+        Ok(Message {
+            message_id: id::<MessageId>(&self.message_id, "message id")?,
+            recipient: id::<Pid>(&self.recipient, "recipient")?,
+            sender,
+            seq: uint(self.seq, "seq")?,
+            kind,
+            channel: self.channel,
+            correlation_id: self.correlation_id,
+            reply_to: opt_id::<MessageId>(self.reply_to.as_deref(), "reply_to")?,
+            body: self.body,
+            payload: opt_from_json::<serde_json::Value>(self.payload.as_deref(), "payload")?,
+            labels: from_json::<Vec<String>>(&self.labels, "labels")?,
+            acked,
+        })
+    }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 /// into a wait and a real deadlock into an error instead of a hang.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The tables and indexes of schema version 1. Idempotent, so it is run on every open.
+/// The tables and indexes of schema version 1.
 const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
@@ -66,6 +66,38 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     envelope BLOB NOT NULL
 );
 ";
+
+/// What schema version 2 adds: mailboxes. Each index serves one filter of a mailbox read (see
+/// `read::MailboxPlan`); `messages_seq` answers `message_seq_max` from the end of an index.
+const SCHEMA_V2: &str = "
+CREATE TABLE IF NOT EXISTS messages (
+    message_id     TEXT PRIMARY KEY,
+    recipient      TEXT NOT NULL,
+    seq            INTEGER NOT NULL,
+    sender_kind    TEXT NOT NULL,
+    sender_pid     TEXT NULL,
+    kind           TEXT NOT NULL,
+    channel        TEXT NULL,
+    correlation_id TEXT NULL,
+    reply_to       TEXT NULL,
+    body           TEXT NOT NULL,
+    payload        TEXT NULL,
+    labels         TEXT NOT NULL,
+    acked          INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_unread ON messages (recipient, acked, seq);
+CREATE INDEX IF NOT EXISTS messages_channel ON messages (recipient, channel, seq);
+CREATE INDEX IF NOT EXISTS messages_correlation ON messages (recipient, correlation_id, seq);
+CREATE INDEX IF NOT EXISTS messages_sender ON messages (recipient, sender_kind, sender_pid, seq);
+CREATE INDEX IF NOT EXISTS messages_reply_to ON messages (recipient, reply_to);
+CREATE INDEX IF NOT EXISTS messages_seq ON messages (seq);
+";
+
+/// The migration steps: `MIGRATIONS[i]` takes a file from version `i` to version `i + 1`
+/// (version 0 being an empty file). Sized by [`SCHEMA_VERSION`], so bumping the version
+/// without adding its step does not compile. Every step is DDL only, run inside the open
+/// transaction together with the version bump.
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2];
 
 /// The `WHERE` term that selects non-terminal rows. Queries must spell it exactly like the
 /// partial index `processes_live_parent` does, or the planner cannot use that index.
@@ -137,14 +169,17 @@ fn check_version(conn: &Connection, path: &Path) -> Result<Option<u32>, StoreErr
     }
 }
 
-fn stored_version(conn: &Connection) -> rusqlite::Result<Option<i64>> {
-    let has_meta = conn
-        .query_row("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |r| {
-            r.get::<_, String>(0)
-        })
+/// Whether the file has a table of this name.
+pub(super) fn has_table(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?1")?
+        .query_row([name], |r| r.get::<_, String>(0))
         .optional()?
-        .is_some();
-    if !has_meta {
+        .is_some())
+}
+
+fn stored_version(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    if !has_table(conn, "meta")? {
         return Ok(None);
     }
     conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).optional()
@@ -161,29 +196,42 @@ impl From<rusqlite::Error> for SchemaError {
     }
 }
 
-/// Creates the schema in one transaction, re-checking the version under the write lock.
+/// Creates the schema of an empty file, or migrates an older file to [`SCHEMA_VERSION`], in
+/// one transaction, re-checking the version under the write lock: a file is either left as it
+/// was or ends up wholly at the current version.
 fn create_schema(conn: &Connection) -> Result<(), SchemaError> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| {
-        if let Some(v) = stored_version(conn)?
-            && v > i64::from(SCHEMA_VERSION)
-        {
+        let found = stored_version(conn)?.unwrap_or(0);
+        if found > i64::from(SCHEMA_VERSION) {
             return Err(SchemaError::Refused(StoreError::SchemaTooNew {
-                found: u32::try_from(v).unwrap_or(u32::MAX),
+                found: u32::try_from(found).unwrap_or(u32::MAX),
                 supported: SCHEMA_VERSION,
             }));
         }
-        conn.execute_batch(SCHEMA_V1)?;
-        conn.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1) \
-             ON CONFLICT (key) DO NOTHING",
-            [i64::from(SCHEMA_VERSION)],
-        )?;
+        // `check_version` refused negative versions before; 0 is an empty file.
+        let done = usize::try_from(found).unwrap_or(0);
+        if done < MIGRATIONS.len() {
+            for step in &MIGRATIONS[done..] {
+                conn.execute_batch(step)?;
+            }
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', ?1) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [i64::from(SCHEMA_VERSION)],
+            )?;
+        }
         conn.execute("INSERT INTO meta (key, value) VALUES ('epoch', 0) ON CONFLICT (key) DO NOTHING", [])?;
-        Ok(())
+        Ok(found)
     })();
     match result {
-        Ok(()) => Ok(conn.execute_batch("COMMIT")?),
+        Ok(found) => {
+            conn.execute_batch("COMMIT")?;
+            if found > 0 && found < i64::from(SCHEMA_VERSION) {
+                tracing::info!(from = found, to = SCHEMA_VERSION, "migrated the store's schema");
+            }
+            Ok(())
+        }
         Err(e) => {
             // The transaction is abandoned either way; the error that matters is `e`.
             let _ = conn.execute_batch("ROLLBACK");
