@@ -26,7 +26,7 @@ use crate::kernel::capability::{self, CapabilityRequest, Grant};
 use crate::kernel::ids::{Epoch, GrantId, IdSource, ImageId, Oid, Pid};
 use crate::kernel::path;
 use crate::kernel::process::ProcessRow;
-use crate::kernel::status::{Sender, SignalKind};
+use crate::kernel::status::{PauseReason, Sender, SignalKind};
 use crate::limits;
 use crate::store::{Change, MemoryStore, ObjectRecord, ProcessQuery, SqliteStore, Store, StoreError};
 use actor::{ProcessActor, ProcessArgs};
@@ -52,6 +52,12 @@ pub struct RuntimeOptions {
     /// The images processes may run. Fixed for the runtime's life, so recovery can restart
     /// any process it finds.
     pub images: ImageRegistry,
+    /// Resume, on open, the processes a clean shutdown paused (`pause_reason: shutdown`).
+    /// Their programs restart from their last checkpoint with the generation claimed, so work
+    /// since that checkpoint may run again: enable it only for programs that checkpoint before
+    /// effects. Default off: they stay paused until resumed. Stale executions (a crash) are
+    /// never resumed automatically.
+    pub resume_after_shutdown: bool,
 }
 
 impl RuntimeOptions {
@@ -63,6 +69,12 @@ impl RuntimeOptions {
     /// Adds an image.
     pub fn image(mut self, image: Image) -> Self {
         self.images.register(image);
+        self
+    }
+
+    /// Sets [`Self::resume_after_shutdown`].
+    pub fn resume_after_shutdown(mut self, yes: bool) -> Self {
+        self.resume_after_shutdown = yes;
         self
     }
 }
@@ -167,6 +179,12 @@ impl Runtime {
     pub async fn start(store: Arc<dyn Store>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
         let epoch = store.begin_epoch()?;
         let (live, report) = recovery::recover(store.as_ref()).await?;
+        let resume_after_shutdown = options.resume_after_shutdown;
+        let to_resume: Vec<Pid> = live
+            .iter()
+            .filter(|r| resume_after_shutdown && r.pause_reason == Some(PauseReason::Shutdown))
+            .map(|r| r.pid)
+            .collect();
         let message_seq = store.message_seq_max()?.into();
         let shared = Arc::new(Shared {
             store,
@@ -184,6 +202,11 @@ impl Runtime {
         for row in live.into_iter().filter(|r| r.parent.is_none()) {
             let grants = rt.shared.store.grants_of(row.pid)?;
             rt.spawn_root_actor(row, grants, true).await?;
+        }
+        for pid in to_resume {
+            if let Err(e) = rt.signal(pid, SignalKind::Resume, Some("resumed after a clean shutdown".into())).await {
+                tracing::warn!(%pid, error = %e, "failed to resume a process paused by shutdown");
+            }
         }
         Ok(rt)
     }

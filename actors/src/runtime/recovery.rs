@@ -12,6 +12,7 @@
 //! Waiting, paused and runnable rows are left as they are; their actors re-arm them.
 
 use super::shared::Shared;
+use super::telemetry::KernelEvent;
 use crate::kernel::ids::Pid;
 use crate::kernel::process::{Event, ProcessRow};
 use crate::kernel::status::{FailureKind, Sender, SignalKind, Status};
@@ -83,9 +84,31 @@ pub(crate) async fn recover(store: &dyn Store) -> Result<(Vec<ProcessRow>, Recov
     Ok((live, report))
 }
 
-/// Fails `pid` and every live descendant (their actors are gone with it), deepest first, and returns
-/// `pid`'s final row (or `None` if it was already terminal or unreadable).
-pub(crate) async fn fail_orphaned_subtree(shared: &Shared, pid: Pid, message: &str) -> Option<ProcessRow> {
+/// How a subtree whose actors are gone is ended.
+#[derive(Clone, Debug)]
+pub(crate) enum OrphanEnd {
+    /// Its actor failed (a kernel bug): `failed` with kind `panic` and this message.
+    Failed(String),
+    /// Its parent ended while it had no live actor: `killed` (terminate), sender the parent.
+    ParentEnded(Pid),
+}
+
+impl OrphanEnd {
+    fn event(&self) -> Event {
+        match self {
+            OrphanEnd::Failed(message) => Event::Fail { kind: FailureKind::Panic, message: message.clone() },
+            OrphanEnd::ParentEnded(parent) => Event::Kill {
+                signal: SignalKind::Terminate,
+                reason: Some(format!("parent {parent} ended")),
+                sender: Sender::Process(*parent),
+            },
+        }
+    }
+}
+
+/// Ends `pid` and every live descendant (their actors are gone with it), deepest first, and
+/// returns `pid`'s final row (or `None` if it was already terminal or unreadable).
+pub(crate) async fn end_orphaned_subtree(shared: &Shared, pid: Pid, end: &OrphanEnd) -> Option<ProcessRow> {
     let mut order = vec![pid];
     let mut i = 0;
     while i < order.len() {
@@ -107,8 +130,16 @@ pub(crate) async fn fail_orphaned_subtree(shared: &Shared, pid: Pid, message: &s
             }
             continue;
         }
-        let event = Event::Fail { kind: FailureKind::Panic, message: message.to_string() };
-        if row.apply(event).is_ok() && shared.store.submit(vec![Change::PutProcess(row.clone())]).await.is_ok() {
+        let from = row.status;
+        if row.apply(end.event()).is_ok() && shared.store.submit(vec![Change::PutProcess(row.clone())]).await.is_ok() {
+            shared.telemetry.publish(KernelEvent::ProcessTransition {
+                pid: p,
+                transition: end.event().name(),
+                from,
+                to: row.status,
+                state_generation: row.state_generation,
+                outcome: row.outcome.clone(),
+            });
             if p == pid {
                 last = Some(row);
             }

@@ -1,6 +1,6 @@
 //! The root supervisor: the parent of every root process's actor.
 
-use super::recovery::fail_orphaned_subtree;
+use super::recovery::{OrphanEnd, end_orphaned_subtree};
 use super::shared::Shared;
 use crate::kernel::ids::Pid;
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, SupervisionEvent};
@@ -51,7 +51,7 @@ impl Actor for RootSupervisor {
             SupervisionEvent::ActorFailed(cell, error) => {
                 if let Some(pid) = roots.remove(&cell.get_id()) {
                     let message = format!("process actor failed: {error}");
-                    fail_orphaned_subtree(&self.shared, pid, &message).await;
+                    end_orphaned_subtree(&self.shared, pid, &OrphanEnd::Failed(message)).await;
                 }
             }
             SupervisionEvent::ActorTerminated(cell, _, _) => {

@@ -203,7 +203,7 @@ impl ProcessActor {
         let pid = child.pid;
         if let Err(e) = self.spawn_child_actor(myself, state, child, plan.grants, false).await {
             let message = format!("its actor could not start: {e}");
-            if let Some(row) = crate::runtime::recovery::fail_orphaned_subtree(&self.shared, pid, &message).await {
+            if let Some(row) = crate::runtime::recovery::end_orphaned_subtree(&self.shared, pid, &crate::runtime::recovery::OrphanEnd::Failed(message)).await {
                 state.live_children.insert(pid);
                 self.on_child_ended(myself, state, row).await;
             }

@@ -31,11 +31,10 @@ impl ProcessActor {
         let from = next.status;
         let name = event.name();
         next.apply(event)?;
+        // Wall time so far is recorded with every transition, so a restart continues from it
+        // instead of granting the whole limit again.
         if let Some(started) = state.started_at {
-            if next.status.is_terminal() {
-                let elapsed = state.wall_before_ms + elapsed_ms(started);
-                next.account.record_wall_time(elapsed);
-            }
+            next.account.record_wall_time(state.wall_before_ms + elapsed_ms(started));
         }
         let mut changes = extra;
         changes.push(Change::PutProcess(next.clone()));
@@ -273,9 +272,8 @@ impl ProcessActor {
             });
             if !matches!(sent, Some(Ok(()))) {
                 // No live actor: settle from the committed row, failing it closed if needed.
-                let message = "its parent ended and its actor was gone";
-                if let Some(row) =
-                    crate::runtime::recovery::fail_orphaned_subtree(&self.shared, child, message).await
+                let end = crate::runtime::recovery::OrphanEnd::ParentEnded(me);
+                if let Some(row) = crate::runtime::recovery::end_orphaned_subtree(&self.shared, child, &end).await
                 {
                     Box::pin(self.on_child_ended(myself, state, row)).await;
                 }

@@ -301,8 +301,8 @@ impl Actor for ProcessActor {
         match event {
             SupervisionEvent::ActorFailed(cell, error) => {
                 if let Some(child) = state.child_actors.remove(&cell.get_id()) {
-                    let message = format!("process actor failed: {error}");
-                    let failed = Box::pin(super::recovery::fail_orphaned_subtree(&self.shared, child, &message));
+                    let end = super::recovery::OrphanEnd::Failed(format!("process actor failed: {error}"));
+                    let failed = Box::pin(super::recovery::end_orphaned_subtree(&self.shared, child, &end));
                     if let Some(row) = failed.await {
                         Box::pin(self.on_child_ended(&myself, state, row)).await;
                     }
@@ -351,7 +351,7 @@ impl ProcessActor {
             if let Err(e) = self.spawn_child_actor(myself, state, row, grants, true).await {
                 tracing::error!(%pid, error = %e, "failed to restart a process actor");
                 let message = format!("failed to restart its actor: {e}");
-                if let Some(row) = super::recovery::fail_orphaned_subtree(&self.shared, pid, &message).await {
+                if let Some(row) = super::recovery::end_orphaned_subtree(&self.shared, pid, &super::recovery::OrphanEnd::Failed(message)).await {
                     self.on_child_ended(myself, state, row).await;
                 }
             }
