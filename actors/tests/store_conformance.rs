@@ -3,16 +3,20 @@
 
 use agentvisor_actors::kernel::capability::{ConstraintValue, Constraints, Grant, Rights};
 use agentvisor_actors::kernel::ids::{CountingIds, Epoch, IdSource, Pid};
+use agentvisor_actors::kernel::mailbox::{MailboxQuery, Message, MessageFilter, MessageId, MessageKind};
 use agentvisor_actors::kernel::process::Event;
-use agentvisor_actors::kernel::status::{FailureKind, Status};
+use agentvisor_actors::kernel::status::{FailureKind, Sender, Status};
 use agentvisor_actors::store::{
     Change, CommitReceipt, Envelope, ObjectOwner, ObjectRecord, ProcessQuery, Store, StoreError,
 };
+use serde_json::json;
 use std::collections::BTreeSet;
 
 mod store_fixtures;
 
-use store_fixtures::{commit, every_shape, grant, grant_with_id, launched, pids, start, with};
+use store_fixtures::{
+    commit, every_shape, grant, grant_with_id, launched, message, message_id, pids, put_messages, start, with,
+};
 
 // ---- the suite ---------------------------------------------------------------------------
 
@@ -276,6 +280,346 @@ async fn empty_change_sets_commit(store: &dyn Store) {
     assert!(store.is_writable());
 }
 
+// ---- mailboxes ------------------------------------------------------------------------------
+
+fn everything(limit: usize) -> MailboxQuery {
+    MailboxQuery { filter: MessageFilter::default(), include_acked: true, limit }
+}
+
+fn ids_of(messages: &[Message]) -> Vec<MessageId> {
+    messages.iter().map(|m| m.message_id).collect()
+}
+
+async fn messages_round_trip(store: &dyn Store) {
+    let mut ids = CountingIds::new(20);
+    let (me, parent) = (ids.pid(), ids.pid());
+    let first = Message {
+        kind: MessageKind::Interrupt,
+        channel: Some("ops".into()),
+        correlation_id: Some("job-1".into()),
+        body: "héllo ✓\n\"quoted\" 'single' \u{0}".into(),
+        payload: Some(json!({"words": 3, "ratio": 0.5, "nested": {"ok": true, "list": [1, "two", null]}})),
+        labels: vec!["secret".into(), "team:a".into()],
+        ..message(&mut ids, me, Sender::Process(parent), 10)
+    };
+    let from_host = Message {
+        reply_to: Some(first.message_id),
+        channel: Some(String::new()),
+        payload: Some(json!(null)),
+        ..message(&mut ids, me, Sender::Host, 11)
+    };
+    let from_runtime = Message {
+        body: String::new(),
+        payload: Some(json!("text")),
+        ..message(&mut ids, me, Sender::Runtime, 12)
+    };
+    let from_self_acked = Message {
+        acked: true,
+        payload: Some(json!([1, 2, 3])),
+        labels: vec!["x".into()],
+        ..message(&mut ids, me, Sender::Process(me), 13)
+    };
+    let to_parent = message(&mut ids, parent, Sender::Process(me), 14);
+    let all = [first, from_host, from_runtime, from_self_acked, to_parent.clone()];
+    assert_eq!(store.message(all[0].message_id).expect("reads"), None);
+    commit(store, all.iter().cloned().map(Change::PutMessage).collect()).await;
+    for m in &all {
+        assert_eq!(store.message(m.message_id).expect("reads").as_ref(), Some(m));
+    }
+    assert_eq!(store.message(message_id(&mut ids)).expect("reads"), None);
+    let page = store.mailbox(me, &everything(100)).expect("reads");
+    assert_eq!(page.messages, all[..4].to_vec());
+    assert_eq!(page.matched, 4);
+    assert_eq!(store.mailbox(parent, &everything(100)).expect("reads").messages, vec![to_parent]);
+    assert_eq!(store.mailbox(ids.pid(), &everything(100)).expect("reads").matched, 0);
+}
+
+/// A mailbox with every filterable field varied independently, plus a second mailbox with the
+/// same shapes that no read of the first may see.
+fn filter_fixture(ids: &mut CountingIds, me: Pid, other: Pid, parent: Pid, child: Pid) -> Vec<Message> {
+    let anchor = message_id(ids);
+    let senders =
+        [Sender::Process(parent), Sender::Process(child), Sender::Host, Sender::Runtime, Sender::Process(me)];
+    let channels = [None, Some("ops"), Some("chat")];
+    let correlations = [None, Some("c1"), Some("c2"), None, Some("c1")];
+    let mut out = Vec::new();
+    for i in 0..40u64 {
+        let recipient = if i % 8 == 7 { other } else { me };
+        let k = usize::try_from(i).expect("small");
+        let mut m = Message {
+            kind: if i % 2 == 0 { MessageKind::Normal } else { MessageKind::Interrupt },
+            channel: channels[k % 3].map(str::to_string),
+            correlation_id: correlations[k % 5].map(str::to_string),
+            reply_to: (i % 4 == 1).then_some(anchor),
+            acked: i % 7 == 3,
+            // Seqs do not follow submission order.
+            ..message(ids, recipient, senders[(k / 2) % 5], 1000 - i * 3 + (i % 3) * 50)
+        };
+        if i == 0 {
+            m.message_id = anchor;
+        }
+        out.push(m);
+    }
+    out
+}
+
+async fn mailbox_filters_alone_and_anded(store: &dyn Store) {
+    let mut ids = CountingIds::new(21);
+    let (me, other, parent, child) = (ids.pid(), ids.pid(), ids.pid(), ids.pid());
+    let all = filter_fixture(&mut ids, me, other, parent, child);
+    put_messages(store, &all).await;
+    let anchor = all[0].message_id;
+    let mut mine: Vec<Message> = all.iter().filter(|m| m.recipient == me).cloned().collect();
+    mine.sort_by_key(|m| m.seq);
+    let theirs = all.iter().find(|m| m.recipient == other).expect("the other mailbox has messages");
+    let picked = vec![
+        mine[5].message_id,
+        mine[1].message_id,
+        theirs.message_id,
+        message_id(&mut ids),
+        mine[5].message_id,
+        mine[12].message_id,
+    ];
+
+    let kinds = [None, Some(MessageKind::Interrupt)];
+    let senders = [None, Some(Sender::Process(child)), Some(Sender::Host)];
+    let channels = [None, Some("ops".to_string())];
+    let correlations = [None, Some("c1".to_string())];
+    let replies = [None, Some(anchor)];
+    let id_lists = [None, Some(picked)];
+    let mut checked = 0;
+    for kind in kinds {
+        for sender in senders {
+            for channel in &channels {
+                for correlation_id in &correlations {
+                    for reply_to in replies {
+                        for message_ids in &id_lists {
+                            let filter = MessageFilter {
+                                kind,
+                                sender,
+                                channel: channel.clone(),
+                                correlation_id: correlation_id.clone(),
+                                reply_to,
+                                message_ids: message_ids.clone(),
+                            };
+                            let set = [
+                                &filter.kind.is_some(),
+                                &filter.sender.is_some(),
+                                &filter.channel.is_some(),
+                                &filter.correlation_id.is_some(),
+                                &filter.reply_to.is_some(),
+                                &filter.message_ids.is_some(),
+                            ]
+                            .iter()
+                            .filter(|b| ***b)
+                            .count();
+                            for include_acked in [false, true] {
+                                let expected: Vec<Message> = mine
+                                    .iter()
+                                    .filter(|m| (include_acked || !m.acked) && filter.matches(m))
+                                    .cloned()
+                                    .collect();
+                                if set == 1 {
+                                    // Each filter alone narrows the mailbox without emptying it.
+                                    assert!(
+                                        !expected.is_empty() && expected.len() < mine.len(),
+                                        "{filter:?}"
+                                    );
+                                }
+                                for limit in [0, 1, 3, 1000] {
+                                    let query = MailboxQuery { filter: filter.clone(), include_acked, limit };
+                                    let page = store.mailbox(me, &query).expect("reads");
+                                    let want = &expected[..expected.len().min(limit)];
+                                    assert_eq!(page.messages, want, "{query:?}");
+                                    assert_eq!(page.matched, expected.len() as u64, "{query:?}");
+                                    checked += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 2 * 3 * 2 * 2 * 2 * 2 * 2 * 4);
+
+    // A few by hand, so the oracle above is not the only witness.
+    let only = |filter: MessageFilter| MailboxQuery { filter, include_acked: true, limit: 1000 };
+    let ops = store
+        .mailbox(me, &only(MessageFilter { channel: Some("ops".into()), ..Default::default() }))
+        .expect("reads");
+    assert!(ops.messages.iter().all(|m| m.channel.as_deref() == Some("ops") && m.recipient == me));
+    assert!(ops.messages.windows(2).all(|w| w[0].seq < w[1].seq), "oldest first by seq");
+    let by_ids = store
+        .mailbox(
+            me,
+            &only(MessageFilter {
+                message_ids: Some(vec![
+                    mine[5].message_id,
+                    theirs.message_id,
+                    mine[1].message_id,
+                    mine[1].message_id,
+                ]),
+                ..Default::default()
+            }),
+        )
+        .expect("reads");
+    assert_eq!(
+        ids_of(&by_ids.messages),
+        vec![mine[1].message_id, mine[5].message_id],
+        "own mailbox only, no duplicates, seq order"
+    );
+    assert_eq!(by_ids.matched, 2);
+    let none = store
+        .mailbox(me, &only(MessageFilter { message_ids: Some(vec![]), ..Default::default() }))
+        .expect("reads");
+    assert_eq!((none.messages.len(), none.matched), (0, 0), "an empty id list matches nothing");
+    let runtime = store
+        .mailbox(me, &only(MessageFilter { sender: Some(Sender::Runtime), ..Default::default() }))
+        .expect("reads");
+    assert!(!runtime.messages.is_empty() && runtime.messages.iter().all(|m| m.sender == Sender::Runtime));
+    let answers = store
+        .mailbox(
+            me,
+            &only(MessageFilter {
+                reply_to: Some(anchor),
+                kind: Some(MessageKind::Interrupt),
+                ..Default::default()
+            }),
+        )
+        .expect("reads");
+    assert!(!answers.messages.is_empty());
+    assert!(answers.messages.iter().all(|m| m.reply_to == Some(anchor) && m.kind == MessageKind::Interrupt));
+}
+
+async fn mailbox_order_limit_and_matched(store: &dyn Store) {
+    let mut ids = CountingIds::new(22);
+    let me = ids.pid();
+    // Ids in one order, seqs in another, submitted in a third.
+    let mut messages: Vec<Message> =
+        [7u64, 3, 9, 1, 5].iter().map(|seq| message(&mut ids, me, Sender::Host, *seq)).collect();
+    messages.swap(0, 3);
+    commit(store, messages[..2].iter().cloned().map(Change::PutMessage).collect()).await;
+    commit(store, messages[2..].iter().cloned().map(Change::PutMessage).collect()).await;
+    let mut by_seq = messages.clone();
+    by_seq.sort_by_key(|m| m.seq);
+    let unread = |limit| MailboxQuery { filter: MessageFilter::default(), include_acked: false, limit };
+    let page = store.mailbox(me, &unread(100)).expect("reads");
+    assert_eq!(page.messages, by_seq);
+    assert_eq!(page.matched, 5);
+    let page = store.mailbox(me, &unread(2)).expect("reads");
+    assert_eq!(page.messages, by_seq[..2].to_vec());
+    assert_eq!(page.matched, 5, "matched counts what was not returned too");
+    let page = store.mailbox(me, &unread(0)).expect("reads");
+    assert_eq!((page.messages.len(), page.matched), (0, 5));
+    let page = store.mailbox(me, &unread(5)).expect("reads");
+    assert_eq!((page.messages.len(), page.matched), (5, 5));
+    let page = store.mailbox(me, &unread(usize::MAX)).expect("reads");
+    assert_eq!((page.messages.len(), page.matched), (5, 5));
+    // Acknowledged messages drop out of the default read and its count.
+    commit(
+        store,
+        vec![Change::AckMessages { recipient: me, ids: vec![by_seq[0].message_id, by_seq[1].message_id] }],
+    )
+    .await;
+    let page = store.mailbox(me, &unread(2)).expect("reads");
+    assert_eq!(ids_of(&page.messages), ids_of(&by_seq[2..4]));
+    assert_eq!(page.matched, 3);
+    assert_eq!(store.mailbox(me, &everything(1)).expect("reads").matched, 5);
+}
+
+async fn acks_stay_within_the_recipients_mailbox(store: &dyn Store) {
+    let mut ids = CountingIds::new(23);
+    let (me, other) = (ids.pid(), ids.pid());
+    let mine: Vec<Message> = (1..=4).map(|seq| message(&mut ids, me, Sender::Process(other), seq)).collect();
+    let theirs: Vec<Message> =
+        (5..=6).map(|seq| message(&mut ids, other, Sender::Process(me), seq)).collect();
+    put_messages(store, &mine).await;
+    put_messages(store, &theirs).await;
+    assert_eq!(store.unread_count(me).expect("reads"), 4);
+    assert_eq!(store.unread_count(other).expect("reads"), 2);
+
+    // Naming another mailbox acknowledges nothing of mine.
+    commit(store, vec![Change::AckMessages { recipient: other, ids: ids_of(&mine) }]).await;
+    assert_eq!(store.unread_count(me).expect("reads"), 4);
+    assert!(store.mailbox(me, &everything(10)).expect("reads").messages.iter().all(|m| !m.acked));
+
+    // Mine, theirs, an unknown id and a duplicate: only mine change.
+    let unknown = message_id(&mut ids);
+    let ack = vec![mine[1].message_id, theirs[0].message_id, unknown, mine[1].message_id, mine[3].message_id];
+    commit(store, vec![Change::AckMessages { recipient: me, ids: ack.clone() }]).await;
+    assert_eq!(store.unread_count(me).expect("reads"), 2);
+    assert_eq!(store.unread_count(other).expect("reads"), 2);
+    assert_eq!(store.message(theirs[0].message_id).expect("reads").map(|m| m.acked), Some(false));
+    // Ack is not deletion.
+    let acked = store.message(mine[1].message_id).expect("reads").expect("still there");
+    assert_eq!(acked, Message { acked: true, ..mine[1].clone() });
+    let page = store.mailbox(me, &everything(10)).expect("reads");
+    assert_eq!(page.messages.iter().map(|m| m.acked).collect::<Vec<_>>(), vec![false, true, false, true]);
+    let unread = MailboxQuery { filter: MessageFilter::default(), include_acked: false, limit: 10 };
+    assert_eq!(
+        ids_of(&store.mailbox(me, &unread).expect("reads").messages),
+        vec![mine[0].message_id, mine[2].message_id]
+    );
+    // Acknowledging again, or nothing, changes nothing and is not an error.
+    commit(store, vec![Change::AckMessages { recipient: me, ids: ack }]).await;
+    commit(store, vec![Change::AckMessages { recipient: me, ids: vec![] }]).await;
+    assert_eq!(store.unread_count(me).expect("reads"), 2);
+
+    // A message put and acknowledged in one change set is stored acknowledged.
+    let late = message(&mut ids, me, Sender::Host, 7);
+    commit(
+        store,
+        vec![
+            Change::PutMessage(late.clone()),
+            Change::AckMessages { recipient: me, ids: vec![late.message_id] },
+        ],
+    )
+    .await;
+    assert_eq!(store.message(late.message_id).expect("reads"), Some(Message { acked: true, ..late }));
+    assert_eq!(store.unread_count(me).expect("reads"), 2);
+    assert_eq!(store.unread_count(ids.pid()).expect("reads"), 0);
+}
+
+async fn unread_count_and_seq_max(store: &dyn Store) {
+    let mut ids = CountingIds::new(24);
+    let (a, b) = (ids.pid(), ids.pid());
+    assert_eq!(store.message_seq_max().expect("reads"), 0);
+    assert_eq!(store.unread_count(a).expect("reads"), 0);
+    let messages = vec![
+        message(&mut ids, a, Sender::Host, 4),
+        Message { acked: true, ..message(&mut ids, b, Sender::Host, 41) },
+        message(&mut ids, a, Sender::Runtime, 17),
+        message(&mut ids, b, Sender::Process(a), 2),
+    ];
+    put_messages(store, &messages).await;
+    assert_eq!(store.message_seq_max().expect("reads"), 41, "acknowledged messages count too");
+    assert_eq!(store.unread_count(a).expect("reads"), 2);
+    assert_eq!(store.unread_count(b).expect("reads"), 1);
+    commit(store, vec![Change::AckMessages { recipient: a, ids: ids_of(&messages) }]).await;
+    assert_eq!(store.unread_count(a).expect("reads"), 0);
+    assert_eq!(store.unread_count(b).expect("reads"), 1);
+    assert_eq!(store.message_seq_max().expect("reads"), 41);
+}
+
+async fn a_refused_change_set_delivers_no_message(store: &dyn Store) {
+    let mut ids = CountingIds::new(25);
+    let me = ids.pid();
+    let delivered = message(&mut ids, me, Sender::Host, 1);
+    let mut broken = launched(&mut ids, None);
+    broken.status = Status::Exited; // terminal without an outcome
+    let err = store
+        .submit(vec![Change::PutMessage(delivered.clone()), Change::PutProcess(broken)])
+        .await
+        .expect_err("a broken row is refused");
+    assert!(matches!(err, StoreError::Corrupt(_)), "{err:?}");
+    assert_eq!(store.message(delivered.message_id).expect("reads"), None);
+    assert_eq!(store.unread_count(me).expect("reads"), 0);
+    assert_eq!(store.message_seq_max().expect("reads"), 0);
+    commit(store, vec![Change::PutMessage(delivered.clone())]).await;
+    assert_eq!(store.message(delivered.message_id).expect("reads"), Some(delivered));
+}
+
 // ---- one test per (store, case) -----------------------------------------------------------
 
 macro_rules! conformance {
@@ -314,4 +658,10 @@ conformance!(
     objects_and_checkpoints,
     epochs,
     empty_change_sets_commit,
+    messages_round_trip,
+    mailbox_filters_alone_and_anded,
+    mailbox_order_limit_and_matched,
+    acks_stay_within_the_recipients_mailbox,
+    unread_count_and_seq_max,
+    a_refused_change_set_delivers_no_message,
 );

@@ -75,6 +75,20 @@ fn validate(state: &State, changes: &[Change]) -> Result<(), StoreError> {
                     }
                 }
             }
+            // A message is written once: the same message again is a no-op (it keeps its ack
+            // state); a different message under a stored id is refused.
+            Change::PutMessage(message) => {
+                let stored = state.message_index.get(&message.message_id).and_then(|k| state.messages.get(k));
+                if let Some(stored) = stored {
+                    let same = Message { acked: stored.acked, ..message.clone() } == *stored;
+                    if !same {
+                        return Err(StoreError::Corrupt(format!(
+                            "message {} is already stored with different content",
+                            message.message_id
+                        )));
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -111,6 +125,9 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
                 state.checkpoints.insert(pid, envelope);
             }
             Change::PutMessage(message) => {
+                if state.message_index.contains_key(&message.message_id) {
+                    continue; // written once; validation refused a different message
+                }
                 let key = (message.recipient, message.seq);
                 state.message_index.insert(message.message_id, key);
                 state.messages.insert(key, message);

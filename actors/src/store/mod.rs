@@ -26,7 +26,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// The schema version this build writes and understands.
+/// The schema version this build writes and understands; older files are migrated to it on
+/// open (the version log is in `docs/storage-format.md`).
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// One durable change. A change set (`Vec<Change>`) commits atomically or not at all.

@@ -1,8 +1,12 @@
-//! Builders shared by the store test suites: rows of every shape, grants, commit helpers.
+//! Builders shared by the store test suites: rows of every shape, grants, messages, commit
+//! helpers.
+
+#![allow(dead_code, reason = "each test file uses its own subset of these builders")]
 
 use agentvisor_actors::kernel::budget::{Account, Budget, Usage};
 use agentvisor_actors::kernel::capability::{Constraints, Grant, Rights};
 use agentvisor_actors::kernel::ids::{CountingIds, Epoch, GrantId, IdSource, ImageId, Pid};
+use agentvisor_actors::kernel::mailbox::{Message, MessageId, MessageKind};
 use agentvisor_actors::kernel::process::{Event, ProcessRow};
 use agentvisor_actors::kernel::status::{FailureKind, PauseReason, Sender, SignalKind, WaitState};
 use agentvisor_actors::store::{Change, CommitReceipt, Store};
@@ -134,4 +138,34 @@ pub(crate) async fn commit(store: &dyn Store, changes: Vec<Change>) -> CommitRec
 
 pub(crate) fn pids(rows: &[ProcessRow]) -> Vec<Pid> {
     rows.iter().map(|r| r.pid).collect()
+}
+
+/// A fresh message id.
+pub(crate) fn message_id(ids: &mut CountingIds) -> MessageId {
+    MessageId(ids.oid().as_uuid())
+}
+
+/// A plain unread message: normal, no channel, correlation, reply, payload or labels.
+pub(crate) fn message(ids: &mut CountingIds, recipient: Pid, sender: Sender, seq: u64) -> Message {
+    Message {
+        message_id: message_id(ids),
+        recipient,
+        sender,
+        seq,
+        kind: MessageKind::Normal,
+        channel: None,
+        correlation_id: None,
+        reply_to: None,
+        body: format!("message {seq}"),
+        payload: None,
+        labels: Vec::new(),
+        acked: false,
+    }
+}
+
+/// Puts every message, one change set each, so that several group commits are involved.
+pub(crate) async fn put_messages(store: &dyn Store, messages: &[Message]) {
+    for m in messages {
+        commit(store, vec![Change::PutMessage(m.clone())]).await;
+    }
 }

@@ -6,10 +6,11 @@
 //! writer rolls back to the change set's savepoint; any SQL error is [`ApplyError::Sql`] and
 //! fails the whole group.
 
-use super::codec::{self, GrantColumns, MESSAGE_COLUMNS, MessageColumns, ObjectColumns, ProcessColumns, RawMessage};
+use super::codec::{self, GrantColumns, MessageColumns, ObjectColumns, ProcessColumns};
 use crate::kernel::ids::{GrantId, Pid};
-use crate::kernel::mailbox::{Message, MessageId};
+use crate::kernel::mailbox::Message;
 use crate::store::{Change, CommitReceipt, StoreError};
+use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
@@ -74,6 +75,12 @@ const INSERT_MESSAGE: &str = "INSERT INTO messages (message_id, recipient, seq, 
      sender_pid, kind, channel, correlation_id, reply_to, body, payload, labels, acked) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
      ON CONFLICT (message_id) DO NOTHING";
+
+/// The columns of a stored message that a redelivery must match: all but the id and `acked`,
+/// in the order of [`MessageColumns::content`].
+const STORED_CONTENT: &str = "SELECT recipient, seq, sender_kind, sender_pid, kind, channel, \
+     correlation_id, reply_to, body, payload, labels FROM messages WHERE message_id = ?1";
+const CONTENT_COLUMNS: usize = 11;
 
 /// Acknowledges one message of one mailbox; a message of another mailbox is left alone.
 const ACK_MESSAGE: &str =
@@ -167,9 +174,10 @@ fn put_object(conn: &Connection, c: &ObjectColumns) -> rusqlite::Result<()> {
 }
 
 /// Inserts a message. A message id is written once: putting the same message again (equal in
-/// every field but `acked`) changes nothing, so a redelivery is harmless and an acknowledged
+/// every column but `acked`) changes nothing, so a redelivery is harmless and an acknowledged
 /// message stays acknowledged; a different message under an id already stored refuses the
-/// change set with [`StoreError::Corrupt`].
+/// change set with [`StoreError::Corrupt`]. "The same" is judged on the stored column values
+/// against the new message's encoding, which is exact (decoding payload floats need not be).
 fn put_message(conn: &Connection, message: &Message) -> Result<(), ApplyError> {
     let c = MessageColumns::encode(message)?;
     let inserted = conn.prepare_cached(INSERT_MESSAGE)?.execute(params![
@@ -190,9 +198,11 @@ fn put_message(conn: &Connection, message: &Message) -> Result<(), ApplyError> {
     if inserted == 1 {
         return Ok(());
     }
-    let stored = stored_message(conn, message.message_id)?
-        .ok_or_else(|| StoreError::Corrupt(format!("message {} was neither inserted nor found", c.message_id)))?;
-    if stored == (Message { acked: stored.acked, ..message.clone() }) {
+    let stored: Option<Vec<Value>> = conn
+        .prepare_cached(STORED_CONTENT)?
+        .query_row([&c.message_id], |r| (0..CONTENT_COLUMNS).map(|i| r.get::<_, Value>(i)).collect())
+        .optional()?;
+    if stored.as_deref() == Some(c.content().as_slice()) {
         Ok(())
     } else {
         Err(StoreError::Corrupt(format!(
@@ -201,22 +211,6 @@ fn put_message(conn: &Connection, message: &Message) -> Result<(), ApplyError> {
         ))
         .into())
     }
-}
-
-/// One stored message, read inside the group transaction.
-fn stored_message(conn: &Connection, id: MessageId) -> Result<Option<Message>, ApplyError> {
-    let raw = conn
-        .prepare_cached(&format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE message_id = ?1"))?
-        .query_row([id.to_string()], RawMessage::read)
-        .optional()
-        .map_err(|e| {
-            if codec::is_bad_value(&e) {
-                ApplyError::Refused(StoreError::Corrupt(format!("message {id}: {e}")))
-            } else {
-                ApplyError::Sql(e)
-            }
-        })?;
-    Ok(raw.map(RawMessage::decode).transpose()?)
 }
 
 /// Whether a grant exists and is live right now, inside the group transaction.

@@ -403,6 +403,30 @@ impl MessageColumns {
     }
 }
 
+impl MessageColumns {
+    /// Every column but the id and `acked`, as SQL values, in the order of the columns
+    /// `recipient, seq, sender_kind, sender_pid, kind, channel, correlation_id, reply_to,
+    /// body, payload, labels`.
+    pub(super) fn content(&self) -> Vec<rusqlite::types::Value> {
+        use rusqlite::types::Value;
+        let text = |s: &str| Value::Text(s.to_string());
+        let opt = |s: &Option<String>| s.as_deref().map_or(Value::Null, text);
+        vec![
+            text(&self.recipient),
+            Value::Integer(self.seq),
+            text(self.sender_kind),
+            opt(&self.sender_pid),
+            text(self.kind),
+            opt(&self.channel),
+            opt(&self.correlation_id),
+            opt(&self.reply_to),
+            text(&self.body),
+            opt(&self.payload),
+            text(&self.labels),
+        ]
+    }
+}
+
 /// A message as read, before decoding.
 pub(super) struct RawMessage {
     message_id: String,

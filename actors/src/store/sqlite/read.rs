@@ -4,8 +4,8 @@
 //! never waits for the writer, so reads see committed data only and do not stall commits.
 
 use super::codec::{
-    self, GRANT_COLUMNS, MESSAGE_COLUMNS, OBJECT_COLUMNS, PROCESS_COLUMNS, RawGrant, RawMessage,
-    RawObject, RawProcess,
+    self, GRANT_COLUMNS, MESSAGE_COLUMNS, OBJECT_COLUMNS, PROCESS_COLUMNS, RawGrant, RawMessage, RawObject,
+    RawProcess,
 };
 use super::schema::{self, LIVE_STATUS};
 use crate::kernel::capability::Grant;
@@ -188,7 +188,11 @@ impl ReadPool {
     }
 
     /// SQLite's plan for a mailbox read, one line per step of each statement it runs.
-    pub(super) fn mailbox_plan(&self, recipient: Pid, query: &MailboxQuery) -> Result<Vec<String>, StoreError> {
+    pub(super) fn mailbox_plan(
+        &self,
+        recipient: Pid,
+        query: &MailboxQuery,
+    ) -> Result<Vec<String>, StoreError> {
         let plan = MailboxPlan::new(recipient, query);
         self.with(|conn| {
             let mut lines = Vec::new();
@@ -237,7 +241,9 @@ impl ReadPool {
             if !self.messages_exist(conn)? {
                 return Ok(None);
             }
-            conn.prepare_cached(SEQ_MAX).and_then(|mut stmt| stmt.query_row([], |r| r.get(0))).map_err(read_error)
+            conn.prepare_cached(SEQ_MAX)
+                .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))
+                .map_err(read_error)
         })?;
         let max = max.unwrap_or(0);
         u64::try_from(max).map_err(|_| StoreError::Corrupt(format!("message seq {max} is negative")))
@@ -388,9 +394,13 @@ impl MailboxPlan {
     }
 
     /// `FROM messages` with the driving index, and the `WHERE` clause.
-    fn from_where(&self) -> String {
+    fn clauses(&self) -> String {
         let index = self.driver.index().map(|i| format!(" INDEXED BY {i}")).unwrap_or_default();
-        let id = if self.driver == Driver::Ids { format!("message_id = ?{} AND ", self.last_param()) } else { String::new() };
+        let id = if self.driver == Driver::Ids {
+            format!("message_id = ?{} AND ", self.last_param())
+        } else {
+            String::new()
+        };
         format!("FROM messages{index} WHERE {id}{}", self.terms.join(" AND "))
     }
 
@@ -409,11 +419,11 @@ impl MailboxPlan {
     }
 
     fn lookup_sql(&self) -> String {
-        format!("SELECT {MESSAGE_COLUMNS} {}", self.from_where())
+        format!("SELECT {MESSAGE_COLUMNS} {}", self.clauses())
     }
 
     fn page_sql(&self) -> String {
-        format!("SELECT {MESSAGE_COLUMNS} {} ORDER BY seq LIMIT ?{}", self.from_where(), self.last_param())
+        format!("SELECT {MESSAGE_COLUMNS} {} ORDER BY seq LIMIT ?{}", self.clauses(), self.last_param())
     }
 
     fn page_params(&self) -> Vec<Value> {
@@ -422,7 +432,7 @@ impl MailboxPlan {
     }
 
     fn count_sql(&self) -> String {
-        format!("SELECT COUNT(*) {}", self.from_where())
+        format!("SELECT COUNT(*) {}", self.clauses())
     }
 
     /// Runs the read: the page and how many matched.
@@ -454,7 +464,8 @@ impl MailboxPlan {
         let mut found = Vec::new();
         for id in &self.ids {
             let params = params_from_iter(self.params_with(Some(Value::Text(id.to_string()))));
-            let row = stmt.query_row(params, |r| Ok((r.get::<_, i64>(2)?, RawMessage::read(r)?))).optional()?;
+            let row =
+                stmt.query_row(params, |r| Ok((r.get::<_, i64>(2)?, RawMessage::read(r)?))).optional()?;
             found.extend(row);
         }
         found.sort_by_key(|(seq, _)| *seq);

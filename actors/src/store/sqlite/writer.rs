@@ -237,8 +237,10 @@ fn run_group(
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let mut results = Vec::with_capacity(sets.len());
     for changes in sets {
-        // A one-change set is refused, if at all, before its single statement writes, so it
-        // needs no savepoint; most commits (one process row) take this path.
+        // A one-change set is refused, if at all, before anything of it is written (a
+        // `PutMessage` refused over an existing id inserted nothing; `AckMessages` is never
+        // refused), so it needs no savepoint; most commits (one process row or one message)
+        // take this path.
         if changes.len() <= 1 {
             match apply_set(conn, changes) {
                 Ok(receipt) => results.push(Ok(receipt)),
