@@ -15,8 +15,10 @@ fn baseline(iters: u64) -> Duration {
     let conn = rusqlite::Connection::open(dir.path().join("baseline.db")).expect("open");
     conn.pragma_update(None, "journal_mode", "WAL").expect("wal");
     conn.pragma_update(None, "synchronous", "FULL").expect("full");
-    conn.execute_batch("CREATE TABLE processes (pid TEXT PRIMARY KEY, status TEXT NOT NULL, row TEXT NOT NULL)")
-        .expect("schema");
+    conn.execute_batch(
+        "CREATE TABLE processes (pid TEXT PRIMARY KEY, status TEXT NOT NULL, row TEXT NOT NULL)",
+    )
+    .expect("schema");
     // A row of about the size the runtime writes.
     let row = "x".repeat(600);
     let start = Instant::now();

@@ -5,9 +5,9 @@
 
 mod common;
 
+use agentvisor::actors::ImageId;
 use agentvisor::actors::kernel::launch::LaunchRequest;
 use agentvisor::actors::runtime::calls::Call;
-use agentvisor::actors::ImageId;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 struct Idle;

@@ -4,9 +4,9 @@
 
 mod common;
 
+use agentvisor::actors::Status;
 use agentvisor::actors::runtime::calls::Call;
 use agentvisor::actors::runtime::telemetry::KernelEvent;
-use agentvisor::actors::Status;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::time::{Duration, Instant};
 
@@ -51,7 +51,11 @@ fn bench(c: &mut Criterion) {
                 // The parent is suspended once its waiting_event transition is published.
                 loop {
                     match events.recv().await {
-                        Ok(KernelEvent::ProcessTransition { pid, to: Status::WaitingEvent, .. }) if pid == root => break,
+                        Ok(KernelEvent::ProcessTransition { pid, to: Status::WaitingEvent, .. })
+                            if pid == root =>
+                        {
+                            break;
+                        }
                         Ok(_) => {}
                         Err(e) => panic!("telemetry: {e}"),
                     }

@@ -35,10 +35,11 @@ async fn main() -> anyhow::Result<()> {
             let mut sum = 0;
             for child in children {
                 let done = ctx.wait_child(child, true).await?;
-                if done.status == Status::Exited {
-                    if let Some(oid) = done.result_oid {
-                        sum += ctx.read_object(oid).await?.payload.map_or(0, |p| p["square"].as_u64().unwrap_or(0));
-                    }
+                if done.status == Status::Exited
+                    && let Some(oid) = done.result_oid
+                {
+                    sum +=
+                        ctx.read_object(oid).await?.payload.map_or(0, |p| p["square"].as_u64().unwrap_or(0));
                 }
             }
             ctx.exit(Some(json!({ "sum": sum }))).await?;

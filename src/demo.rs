@@ -5,13 +5,13 @@
 //! child per entry, waits on each, reads each child's result object, and exits with the sums.
 //! Results flow up through `wait_child_process` and `process_exit` payloads.
 
+use crate::actors::ImageId;
 use crate::actors::kernel::budget::Budget;
 use crate::actors::kernel::capability::{CapabilityRequest, Rights};
 use crate::actors::kernel::launch::{LaunchRequest, PathRequest};
 use crate::actors::runtime::calls::ToolError;
 use crate::actors::runtime::program::{Image, ProgramError, program_fn};
 use crate::actors::runtime::{ProcessContext, RootSpec};
-use crate::actors::ImageId;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -97,19 +97,32 @@ async fn folder_program(ctx: ProcessContext) -> Result<(), ProgramError> {
         if is_dir {
             request.working_directory = Some(name.clone());
             request.inherit_capabilities = vec![
-                CapabilityRequest { resource: "process:spawn".into(), rights: Rights::EXECUTE, constraints: Default::default(), delegable: true },
-                CapabilityRequest { resource: format!("image:{FILE_IMAGE}"), rights: Rights::READ, constraints: Default::default(), delegable: true },
+                CapabilityRequest {
+                    resource: "process:spawn".into(),
+                    rights: Rights::EXECUTE,
+                    constraints: Default::default(),
+                    delegable: true,
+                },
+                CapabilityRequest {
+                    resource: format!("image:{FILE_IMAGE}"),
+                    rights: Rights::READ,
+                    constraints: Default::default(),
+                    delegable: true,
+                },
             ];
         }
         let launched = ctx.spawn_child(request).await?;
         children.push(launched.pid);
     }
 
-    let (mut words, mut lines, mut bytes, mut files, mut folders, mut failed) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut words, mut lines, mut bytes, mut files, mut folders, mut failed) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     for child in children {
         let waited = ctx.wait_child(child, true).await?;
         let payload = match waited.result_oid {
-            Some(oid) if waited.status == crate::actors::Status::Exited => ctx.read_object(oid).await?.payload,
+            Some(oid) if waited.status == crate::actors::Status::Exited => {
+                ctx.read_object(oid).await?.payload
+            }
             _ => None,
         };
         let Some(result) = payload else {

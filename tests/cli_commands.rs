@@ -57,7 +57,10 @@ fn demo_runs_a_real_tree_and_results_flow_up() {
     }
     // No live rows are left behind.
     let live = agentvisor(&state, &["ps", "--json"]);
-    assert_eq!(serde_json::from_slice::<serde_json::Value>(&live.stdout).expect("json"), serde_json::json!([]));
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&live.stdout).expect("json"),
+        serde_json::json!([])
+    );
 
     let root = rows.iter().find(|r| r["depth"] == 0).expect("a root");
     let pid = root["pid"].as_str().expect("pid");
@@ -78,10 +81,10 @@ fn bad_input_is_one_line_and_a_nonzero_exit() {
     let work = tempfile::tempdir().expect("tempdir");
     let state = work.path().join("state");
     let cases: Vec<Vec<&str>> = vec![
-        vec!["ps"],                                              // no state yet
-        vec!["inspect", "not-a-pid"],                            // bad pid
-        vec!["demo", "/definitely/not/here"],                    // missing directory
-        vec!["script", "/definitely/not/here.json"],             // missing file
+        vec!["ps"],                                  // no state yet
+        vec!["inspect", "not-a-pid"],                // bad pid
+        vec!["demo", "/definitely/not/here"],        // missing directory
+        vec!["script", "/definitely/not/here.json"], // missing file
     ];
     for args in cases {
         let out = agentvisor(&state, &args);

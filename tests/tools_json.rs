@@ -85,10 +85,16 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
             "wait_child_process",
             "signal_child_process",
             "process_exit",
-            "read_object"
+            "read_object",
+            "send_process_message",
+            "read_process_messages",
+            "receive_process_messages"
         ]
     );
-    let expected: [(&str, &[&str], &[&str]); 6] = [
+    let filters = ["kind", "sender", "channel", "correlation_id", "reply_to", "message_ids"];
+    let read_props: Vec<&str> = filters.iter().copied().chain(["include_acked", "ack", "limit"]).collect();
+    let receive_props: Vec<&str> = read_props.iter().copied().chain(["block"]).collect();
+    let expected: [(&str, &[&str], &[&str]); 9] = [
         (
             "spawn_child_process",
             &["goal"],
@@ -106,6 +112,13 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
         ("signal_child_process", &["child_pid", "signal"], &["child_pid", "signal", "reason"]),
         ("process_exit", &[], &["payload"]),
         ("read_object", &["oid"], &["oid"]),
+        (
+            "send_process_message",
+            &["to"],
+            &["to", "body", "payload", "channel", "correlation_id", "reply_to", "kind"],
+        ),
+        ("read_process_messages", &[], &read_props),
+        ("receive_process_messages", &[], &receive_props),
     ];
     for (schema, (name, required, properties)) in schemas.iter().zip(expected) {
         assert_eq!(schema.name, name);
@@ -131,6 +144,13 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
     let by = |n: &str| schemas.iter().find(|s| s.name == n).expect("schema").parameters.clone();
     assert_eq!(by("list_child_processes")["properties"]["include_terminal"]["default"], true);
     assert_eq!(by("wait_child_process")["properties"]["block"]["default"], true);
+    for tool in ["read_process_messages", "receive_process_messages"] {
+        let props = &by(tool)["properties"];
+        assert_eq!(props["include_acked"]["default"], false, "{tool}");
+        assert_eq!(props["ack"]["default"], true, "{tool}");
+    }
+    assert_eq!(by("receive_process_messages")["properties"]["block"]["default"], true);
+    assert_eq!(by("send_process_message")["properties"]["kind"]["default"], "normal");
     let signals = by("signal_child_process")["properties"]["signal"]["enum"].clone();
     assert_eq!(signals, json!(["pause", "resume", "cancel", "terminate"]));
     let spawn = by("spawn_child_process");

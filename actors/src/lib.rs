@@ -19,4 +19,3 @@ pub mod store;
 
 pub use kernel::ids::{Epoch, GrantId, ImageId, Oid, Pid};
 pub use kernel::status::{Outcome, Status, WaitState};
-

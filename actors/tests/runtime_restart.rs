@@ -283,7 +283,10 @@ async fn a_stale_running_row_comes_back_paused_and_is_not_replayed(backing: Back
     assert_eq!(resumed.status, Status::Running);
     assert_eq!(count.load(Ordering::SeqCst), 1);
     let seen = rx.recv().await.expect("the program started");
-    assert_eq!((seen.pid, seen.kind), (root.pid, StartKind::Restarted { completed_wait: None, completed_receive: None }));
+    assert_eq!(
+        (seen.pid, seen.kind),
+        (root.pid, StartKind::Restarted { completed_wait: None, completed_receive: None })
+    );
     let r = row(&rt, root.pid);
     assert_eq!(r.resume_claim, Some(r.state_generation), "a restart claims its generation");
     rt.call_as(root.pid, Call::Checkpoint(b"progress".to_vec())).await.expect("checkpoint");

@@ -7,7 +7,12 @@ use agentvisor_actors::runtime::{RootSpec, Runtime, RuntimeOptions};
 use agentvisor_actors::{ImageId, Status};
 
 fn spawn_cap() -> CapabilityRequest {
-    CapabilityRequest { resource: "process:spawn".into(), rights: Rights::EXECUTE, constraints: Default::default(), delegable: true }
+    CapabilityRequest {
+        resource: "process:spawn".into(),
+        rights: Rights::EXECUTE,
+        constraints: Default::default(),
+        delegable: true,
+    }
 }
 
 #[tokio::test]
@@ -49,9 +54,20 @@ async fn parent_spawns_waits_and_reads_result() {
     });
     let rt = Runtime::in_memory(RuntimeOptions::new().image(worker).image(boss)).await.expect("rt");
     let mut caps = vec![spawn_cap()];
-    caps.push(CapabilityRequest { resource: "image:worker".into(), rights: Rights::READ, constraints: Default::default(), delegable: false });
+    caps.push(CapabilityRequest {
+        resource: "image:worker".into(),
+        rights: Rights::READ,
+        constraints: Default::default(),
+        delegable: false,
+    });
     let pid = rt
-        .spawn_root(RootSpec { goal: "count".into(), image: ImageId::from("boss"), cwd: "/".into(), capabilities: caps, budget: Budget::UNLIMITED })
+        .spawn_root(RootSpec {
+            goal: "count".into(),
+            image: ImageId::from("boss"),
+            cwd: "/".into(),
+            capabilities: caps,
+            budget: Budget::UNLIMITED,
+        })
         .await
         .expect("root");
     let row = rt.wait_terminal(pid).await.expect("wait");

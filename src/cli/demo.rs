@@ -78,12 +78,15 @@ impl Progress {
 
 pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode> {
     let dir = args.dir.unwrap_or_else(|| PathBuf::from("."));
-    let dir = dir.canonicalize().with_context(|| format!("failed to open the directory {}", dir.display()))?;
+    let dir =
+        dir.canonicalize().with_context(|| format!("failed to open the directory {}", dir.display()))?;
     if !dir.is_dir() {
         bail!("{} is not a directory", dir.display());
     }
     let options = demo::images().into_iter().fold(RuntimeOptions::new(), RuntimeOptions::image);
-    let rt = Runtime::open(state, options).await.with_context(|| format!("failed to open the state directory {}", state.display()))?;
+    let rt = Runtime::open(state, options)
+        .await
+        .with_context(|| format!("failed to open the state directory {}", state.display()))?;
     if rt.is_read_only() {
         bail!("another agentvisor runtime owns {}; stop it or pass another --state DIR", state.display());
     }
@@ -93,7 +96,10 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
     let tty = std::io::stderr().is_terminal();
     let mut progress = Progress { launched: 1, ..Progress::default() };
     let mut last_draw = Instant::now();
-    eprintln!("counting words under {} with one process per folder and per file (root {root})", dir.display());
+    eprintln!(
+        "counting words under {} with one process per folder and per file (root {root})",
+        dir.display()
+    );
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
@@ -153,7 +159,11 @@ fn collect_subtree(rt: &Runtime, root: Pid) -> anyhow::Result<HashMap<Pid, Vec<P
     let mut out = HashMap::new();
     let mut queue = vec![root];
     while let Some(pid) = queue.pop() {
-        let kids = rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
+        let kids = rt.processes(ProcessQuery {
+            parent: Some(pid),
+            include_terminal: true,
+            ..ProcessQuery::default()
+        })?;
         queue.extend(kids.iter().map(|k| k.pid));
         out.insert(pid, kids);
     }
@@ -174,7 +184,13 @@ fn print_node(
     root: bool,
     depth_max: u32,
 ) -> anyhow::Result<()> {
-    let branch = if root { "" } else if last { "└─ " } else { "├─ " };
+    let branch = if root {
+        ""
+    } else if last {
+        "└─ "
+    } else {
+        "├─ "
+    };
     let name = Path::new(&row.goal).file_name().map_or(row.goal.clone(), |n| n.to_string_lossy().to_string());
     let words = result_of(rt, row)?.and_then(|v| v.get("words").and_then(Value::as_u64));
     let words = words.map_or(String::new(), |w| format!(" — {w} words"));
@@ -182,7 +198,8 @@ fn print_node(
     let kids = tree.get(&row.pid).map(Vec::as_slice).unwrap_or(&[]);
     if row.depth + 1 > depth_max {
         if !kids.is_empty() {
-            let next = if root { String::new() } else { format!("{prefix}{}", if last { "   " } else { "│  " }) };
+            let next =
+                if root { String::new() } else { format!("{prefix}{}", if last { "   " } else { "│  " }) };
             println!("{next}└─ … {} more processes below", count_below(row.pid, tree));
         }
         return Ok(());

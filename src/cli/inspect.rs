@@ -22,7 +22,8 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
     let Some(row) = rt.process(pid)? else {
         anyhow::bail!("unknown process {pid}");
     };
-    let children = rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
+    let children =
+        rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
     let result = match row.result_oid {
         Some(oid) => match rt.object(oid)? {
             Some(obj) => match obj.payload.as_ref().map(|p| p.to_json()) {
@@ -61,7 +62,14 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
     println!("children          {}", children.len());
     println!("capabilities");
     for g in rt.grants_of(pid)? {
-        println!("  {} {} [{}]{}{}", g.id, g.resource, g.rights, if g.delegable { " delegable" } else { "" }, if g.live { "" } else { " revoked" });
+        println!(
+            "  {} {} [{}]{}{}",
+            g.id,
+            g.resource,
+            g.rights,
+            if g.delegable { " delegable" } else { "" },
+            if g.live { "" } else { " revoked" }
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

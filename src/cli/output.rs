@@ -14,7 +14,10 @@ use std::path::Path;
 pub(crate) fn open_view(state: &Path) -> anyhow::Result<Runtime> {
     let db = state.join(agentvisor::actors::runtime::DB_FILE);
     if !db.exists() {
-        bail!("no agentvisor state at {} (run a command that starts processes first, or pass --state DIR)", state.display());
+        bail!(
+            "no agentvisor state at {} (run a command that starts processes first, or pass --state DIR)",
+            state.display()
+        );
     }
     Runtime::open_read_only(state, RuntimeOptions::new())
         .with_context(|| format!("failed to open {}", state.display()))
@@ -61,8 +64,11 @@ pub(crate) fn cell(text: &str, width: usize) -> String {
     out
 }
 
-/// All rows, and children by parent, in creation order.
-pub(crate) fn forest(rt: &Runtime, include_terminal: bool) -> anyhow::Result<(Vec<ProcessRow>, HashMap<Pid, Vec<ProcessRow>>)> {
+/// Rows by parent, in creation order.
+pub(crate) type ChildrenOf = HashMap<Pid, Vec<ProcessRow>>;
+
+/// All rows: the roots, and children by parent, in creation order.
+pub(crate) fn forest(rt: &Runtime, include_terminal: bool) -> anyhow::Result<(Vec<ProcessRow>, ChildrenOf)> {
     let rows = rt.processes(ProcessQuery { include_terminal, ..ProcessQuery::default() })?;
     let mut children: HashMap<Pid, Vec<ProcessRow>> = HashMap::new();
     let mut roots = Vec::new();

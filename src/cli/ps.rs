@@ -24,7 +24,10 @@ pub(crate) async fn run(state: &Path, args: PsArgs) -> anyhow::Result<ExitCode> 
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<36}  {:<13}  {:>4}  {:>5}  {:<7}  {:<12}  GOAL", "PID", "STATUS", "GEN", "DEPTH", "WAIT", "IMAGE");
+    println!(
+        "{:<36}  {:<13}  {:>4}  {:>5}  {:<7}  {:<12}  GOAL",
+        "PID", "STATUS", "GEN", "DEPTH", "WAIT", "IMAGE"
+    );
     for row in &rows {
         println!(
             "{:<36}  {:<13}  {:>4}  {:>5}  {:<7}  {:<12}  {}",

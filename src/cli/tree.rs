@@ -28,8 +28,20 @@ pub(crate) async fn run(state: &Path, args: TreeArgs) -> anyhow::Result<ExitCode
 }
 
 /// Prints `row` and its subtree with box-drawing branches.
-pub(crate) fn print_tree(row: &ProcessRow, children: &HashMap<Pid, Vec<ProcessRow>>, prefix: &str, last: bool, root: bool) {
-    let branch = if root { "" } else if last { "└─ " } else { "├─ " };
+pub(crate) fn print_tree(
+    row: &ProcessRow,
+    children: &HashMap<Pid, Vec<ProcessRow>>,
+    prefix: &str,
+    last: bool,
+    root: bool,
+) {
+    let branch = if root {
+        ""
+    } else if last {
+        "└─ "
+    } else {
+        "├─ "
+    };
     println!(
         "{prefix}{branch}{} {} {} [{}] {}",
         status_mark(row.status),

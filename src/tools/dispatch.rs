@@ -3,10 +3,10 @@
 use super::args::{ExitArgs, ListArgs, ReadObjectArgs, SignalArgs, SpawnArgs, WaitArgs, invalid};
 use super::batch::{BatchCall, BatchRule};
 use super::message_args::{ReadArgs, ReceiveArgs, SendArgs};
-use crate::actors::runtime::calls::CallReply;
 use super::{BATCH_TOO_LARGE, INTERNAL, INVALID_ARGUMENTS, ToolName, UNKNOWN_TOOL};
 use crate::actors::Pid;
 use crate::actors::limits::BATCH_CALLS_MAX;
+use crate::actors::runtime::calls::CallReply;
 use crate::actors::runtime::calls::{Call, CallOk, ToolError};
 use crate::actors::runtime::{ProcessContext, Runtime};
 use serde::de::DeserializeOwned;
@@ -94,10 +94,10 @@ pub fn result_json(result: &Result<CallOk, ToolError>) -> Value {
 /// result (or error) object when any arrived. Notices carry ids only.
 pub fn reply_json(reply: &CallReply) -> Value {
     let mut value = result_json(&reply.result);
-    if !reply.notices.is_empty() {
-        if let Value::Object(map) = &mut value {
-            map.insert("notices".into(), serde_json::to_value(&reply.notices).unwrap_or(Value::Null));
-        }
+    if !reply.notices.is_empty()
+        && let Value::Object(map) = &mut value
+    {
+        map.insert("notices".into(), serde_json::to_value(&reply.notices).unwrap_or(Value::Null));
     }
     value
 }

@@ -168,7 +168,10 @@ fn query(
     };
     let limit = limit.unwrap_or(limits::MAILBOX_PAGE_DEFAULT);
     if limit > limits::MAILBOX_PAGE_MAX {
-        return Err(invalid("limit", format!("{limit} is above the maximum of {}", limits::MAILBOX_PAGE_MAX)));
+        return Err(invalid(
+            "limit",
+            format!("{limit} is above the maximum of {}", limits::MAILBOX_PAGE_MAX),
+        ));
     }
     Ok(MailboxQuery {
         filter: MessageFilter {

@@ -21,9 +21,9 @@
 //! themselves (the scenario runner).
 
 pub mod args;
-pub mod message_args;
 mod batch;
 mod dispatch;
+pub mod message_args;
 mod schema;
 
 pub use batch::{BatchCall, BatchRule};

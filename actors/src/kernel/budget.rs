@@ -83,13 +83,8 @@ pub struct Budget {
 
 impl Budget {
     /// No limit in any dimension.
-    pub const UNLIMITED: Budget = Budget {
-        tokens: None,
-        cost_micros: None,
-        tool_calls: None,
-        wall_time_ms: None,
-        live_children: None,
-    };
+    pub const UNLIMITED: Budget =
+        Budget { tokens: None, cost_micros: None, tool_calls: None, wall_time_ms: None, live_children: None };
 
     /// The limit in one dimension.
     pub fn get(&self, d: Dimension) -> Option<u64> {
@@ -151,8 +146,7 @@ impl Usage {
     }
 
     /// The additive dimensions.
-    pub const ADDITIVE: [Dimension; 3] =
-        [Dimension::Tokens, Dimension::CostMicros, Dimension::ToolCalls];
+    pub const ADDITIVE: [Dimension; 3] = [Dimension::Tokens, Dimension::CostMicros, Dimension::ToolCalls];
 }
 
 /// A process's budget account: its limit and what is spent or reserved against it.
@@ -218,11 +212,7 @@ impl Account {
     /// Decides a child's limits from an optional explicit request: each explicit dimension must
     /// fit; each omitted one gets half of what remains (unlimited stays unlimited). A child also
     /// needs one unit of `live_children` for itself plus its own `live_children` limit.
-    pub fn plan_child(
-        &self,
-        requested: Option<&Budget>,
-        elapsed_ms: u64,
-    ) -> Result<Budget, BudgetExceeded> {
+    pub fn plan_child(&self, requested: Option<&Budget>, elapsed_ms: u64) -> Result<Budget, BudgetExceeded> {
         let mut child = Budget::UNLIMITED;
         for d in Dimension::ALL {
             let remaining = self.remaining(d, elapsed_ms);
@@ -286,10 +276,10 @@ impl Account {
             if want == 0 {
                 continue;
             }
-            if let Some(remaining) = self.remaining(d, 0) {
-                if want > remaining {
-                    return Err(BudgetExceeded { dimension: d, requested: want, remaining });
-                }
+            if let Some(remaining) = self.remaining(d, 0)
+                && want > remaining
+            {
+                return Err(BudgetExceeded { dimension: d, requested: want, remaining });
             }
         }
         self.self_spent.add_spend(usage);

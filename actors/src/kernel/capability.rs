@@ -268,10 +268,7 @@ pub fn find_delegation_source<'g>(
             }
         }
     }
-    Err(CapabilityError::ConstraintLoosened {
-        resource,
-        key: first_loosened.unwrap_or_default(),
-    })
+    Err(CapabilityError::ConstraintLoosened { resource, key: first_loosened.unwrap_or_default() })
 }
 
 /// Derives a child grant from `source` for `holder`.

@@ -71,9 +71,7 @@ pub struct IdParseError {
 
 /// A runtime epoch: increases by one each time a runtime takes ownership of a state directory.
 /// A `running` row owned by an older epoch is a stale execution.
-#[derive(
-    Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize, Default,
-)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize, Default)]
 #[serde(transparent)]
 pub struct Epoch(pub u64);
 

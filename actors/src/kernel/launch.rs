@@ -121,7 +121,9 @@ pub enum LaunchDenied {
         image: String,
     },
     /// A different image needs read authority on it.
-    #[error("launch denied: image {image:?} differs from the parent's and the parent holds no live read capability on image:{image}")]
+    #[error(
+        "launch denied: image {image:?} differs from the parent's and the parent holds no live read capability on image:{image}"
+    )]
     ImageReadDenied {
         /// The image asked for.
         image: String,
@@ -247,35 +249,29 @@ pub fn plan_launch(
     if !image_exists(&image) {
         return Err(LaunchDenied::UnknownImage { image: image.0 });
     }
-    if image != row.image
-        && !capability::holds(parent.grants, &image_resource(&image), Rights::READ)
-    {
+    if image != row.image && !capability::holds(parent.grants, &image_resource(&image), Rights::READ) {
         return Err(LaunchDenied::ImageReadDenied { image: image.0 });
     }
 
     let cwd = match &request.working_directory {
-        Some(dir) => path::resolve(&row.cwd, dir).map_err(|error| LaunchDenied::InvalidPath {
-            field: "working_directory".into(),
-            error,
-        })?,
+        Some(dir) => path::resolve(&row.cwd, dir)
+            .map_err(|error| LaunchDenied::InvalidPath { field: "working_directory".into(), error })?,
         None => row.cwd.clone(),
     };
 
     // Resolve every path and capability against the parent before issuing any id.
     let mut sources: Vec<(&Grant, CapabilityRequest)> = Vec::new();
     for (index, req) in request.inherit_paths.iter().enumerate() {
-        let resolved = path::resolve(&row.cwd, &req.path).map_err(|error| {
-            LaunchDenied::InvalidPath { field: format!("inherit_paths[{index}]"), error }
-        })?;
+        let resolved = path::resolve(&row.cwd, &req.path)
+            .map_err(|error| LaunchDenied::InvalidPath { field: format!("inherit_paths[{index}]"), error })?;
         let cap = CapabilityRequest {
             resource: format!("fs:{resolved}"),
             rights: req.rights,
             constraints: Constraints::new(),
             delegable: req.delegable,
         };
-        let source = find_delegation_source(parent.grants, &cap).map_err(|error| {
-            LaunchDenied::PathCapability { index, path: resolved.clone(), error }
-        })?;
+        let source = find_delegation_source(parent.grants, &cap)
+            .map_err(|error| LaunchDenied::PathCapability { index, path: resolved.clone(), error })?;
         sources.push((source, cap));
     }
     for (index, cap) in request.inherit_capabilities.iter().enumerate() {
@@ -292,18 +288,8 @@ pub fn plan_launch(
     parent_account.reserve_child(&budget);
 
     let pid = ids.pid();
-    let grants = sources
-        .into_iter()
-        .map(|(source, cap)| capability::derive(source, &cap, pid, ids.grant()))
-        .collect();
-    let child = ProcessRow::launched(
-        pid,
-        Some(row.pid),
-        depth,
-        image,
-        cwd,
-        request.goal.clone(),
-        budget,
-    );
+    let grants =
+        sources.into_iter().map(|(source, cap)| capability::derive(source, &cap, pid, ids.grant())).collect();
+    let child = ProcessRow::launched(pid, Some(row.pid), depth, image, cwd, request.goal.clone(), budget);
     Ok(LaunchPlan { child, grants, parent_account })
 }

@@ -161,7 +161,9 @@ pub struct MailboxPage {
 #[non_exhaustive]
 pub enum SendDenied {
     /// The recipient is not self, the parent, or a direct child.
-    #[error("{recipient} is not this process, its parent, or a direct child; messages reach only those (not siblings or other processes)")]
+    #[error(
+        "{recipient} is not this process, its parent, or a direct child; messages reach only those (not siblings or other processes)"
+    )]
     NotReachable {
         /// The recipient asked for.
         recipient: Pid,
@@ -181,7 +183,9 @@ pub enum SendDenied {
         recipient: Pid,
     },
     /// `reply_to` does not name a message delivered to the sender.
-    #[error("reply_to {reply_to} is not a message in this process's mailbox; set it to the exact message answered")]
+    #[error(
+        "reply_to {reply_to} is not a message in this process's mailbox; set it to the exact message answered"
+    )]
     UnknownReplyTo {
         /// The id given.
         reply_to: MessageId,
@@ -244,7 +248,12 @@ pub enum Relation {
 }
 
 /// The relation of `recipient` (with its `recipient_parent`) to `sender` (with its parent).
-pub fn relation(sender: Pid, sender_parent: Option<Pid>, recipient: Pid, recipient_parent: Option<Pid>) -> Relation {
+pub fn relation(
+    sender: Pid,
+    sender_parent: Option<Pid>,
+    recipient: Pid,
+    recipient_parent: Option<Pid>,
+) -> Relation {
     if recipient == sender {
         Relation::SelfProcess
     } else if sender_parent == Some(recipient) {
@@ -258,7 +267,11 @@ pub fn relation(sender: Pid, sender_parent: Option<Pid>, recipient: Pid, recipie
 
 /// The data-flow seam: whether a message with `labels` may be delivered to a holder cleared
 /// for `clearance` (`None`: cleared for everything). Object memory supplies real clearances.
-pub fn may_deliver(recipient: Pid, labels: &[String], clearance: Option<&[String]>) -> Result<(), SendDenied> {
+pub fn may_deliver(
+    recipient: Pid,
+    labels: &[String],
+    clearance: Option<&[String]>,
+) -> Result<(), SendDenied> {
     let Some(cleared) = clearance else { return Ok(()) };
     match labels.iter().find(|l| !cleared.contains(l)) {
         Some(label) => Err(SendDenied::FlowDenied { recipient, label: label.clone() }),
@@ -267,7 +280,12 @@ pub fn may_deliver(recipient: Pid, labels: &[String], clearance: Option<&[String
 }
 
 /// Checks a message's size and tags.
-pub fn check_message(body: &str, payload: Option<&serde_json::Value>, channel: Option<&str>, correlation_id: Option<&str>) -> Result<(), SendDenied> {
+pub fn check_message(
+    body: &str,
+    payload: Option<&serde_json::Value>,
+    channel: Option<&str>,
+    correlation_id: Option<&str>,
+) -> Result<(), SendDenied> {
     let size = body.len() + payload.map_or(0, |p| p.to_string().len());
     if size > limits::MESSAGE_BYTES_MAX {
         return Err(SendDenied::TooLarge { size });

@@ -59,10 +59,7 @@ pub fn resolve(base: &str, path: &str) -> Result<String, PathError> {
             "" | "." => {}
             ".." => {
                 if parts.pop().is_none() {
-                    return Err(PathError::EscapesRoot {
-                        path: path.to_string(),
-                        base: base.to_string(),
-                    });
+                    return Err(PathError::EscapesRoot { path: path.to_string(), base: base.to_string() });
                 }
             }
             s => parts.push(s),

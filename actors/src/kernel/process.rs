@@ -5,9 +5,7 @@
 
 use super::budget::{Account, Budget};
 use super::ids::{Epoch, ImageId, Oid, Pid};
-use super::status::{
-    FailureKind, Outcome, PauseReason, Sender, SignalKind, Status, WaitState, clip,
-};
+use super::status::{FailureKind, Outcome, PauseReason, Sender, SignalKind, Status, WaitState, clip};
 use crate::limits;
 use serde::{Deserialize, Serialize};
 
@@ -228,8 +226,7 @@ impl ProcessRow {
                 self.resume_claim = None;
             }
             Event::WaitSatisfied { epoch, claim } => {
-                if self.wait_state.is_none()
-                    || !matches!(self.status, Status::WaitingEvent | Status::Paused)
+                if self.wait_state.is_none() || !matches!(self.status, Status::WaitingEvent | Status::Paused)
                 {
                     return Err(self.illegal(&event));
                 }
@@ -241,8 +238,7 @@ impl ProcessRow {
                 }
             }
             Event::Pause(reason) => {
-                if !matches!(self.status, Status::Runnable | Status::Running | Status::WaitingEvent)
-                {
+                if !matches!(self.status, Status::Runnable | Status::Running | Status::WaitingEvent) {
                     return Err(self.illegal(&event));
                 }
                 self.status = Status::Paused;
@@ -265,8 +261,7 @@ impl ProcessRow {
                     self.epoch = Some(*epoch);
                     Status::Running
                 };
-                self.resume_claim =
-                    (*claim && self.status == Status::Running).then_some(before + 1);
+                self.resume_claim = (*claim && self.status == Status::Running).then_some(before + 1);
             }
             Event::SetGate { reason } => {
                 self.host_gate = Some(clip(reason, limits::REASON_BYTES_MAX));
@@ -338,16 +333,19 @@ impl ProcessRow {
         if terminal != self.outcome.is_some() {
             return Err(format!("{}: terminal={terminal} but outcome={:?}", self.pid, self.outcome));
         }
-        if let Some(o) = &self.outcome {
-            if o.status() != self.status {
-                return Err(format!("{}: outcome {:?} under status {}", self.pid, o, self.status));
-            }
+        if let Some(o) = &self.outcome
+            && o.status() != self.status
+        {
+            return Err(format!("{}: outcome {:?} under status {}", self.pid, o, self.status));
         }
         if self.status == Status::WaitingEvent && self.wait_state.is_none() {
             return Err(format!("{}: waiting_event without a saved action", self.pid));
         }
         if (self.status == Status::Paused) != self.pause_reason.is_some() {
-            return Err(format!("{}: status {} with pause reason {:?}", self.pid, self.status, self.pause_reason));
+            return Err(format!(
+                "{}: status {} with pause reason {:?}",
+                self.pid, self.status, self.pause_reason
+            ));
         }
         if self.parent.is_none() != (self.depth == 0) {
             return Err(format!("{}: depth {} with parent {:?}", self.pid, self.depth, self.parent));

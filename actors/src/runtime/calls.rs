@@ -478,5 +478,6 @@ impl From<TransitionError> for ToolError {
 
 /// Parses right names for a request; re-exported for the JSON layer.
 pub fn parse_rights(names: &[String]) -> Result<Rights, ToolError> {
-    Rights::parse_names(names).map_err(|e| ToolError::new(crate::kernel::launch::capability_code(&e), e.to_string()))
+    Rights::parse_names(names)
+        .map_err(|e| ToolError::new(crate::kernel::launch::capability_code(&e), e.to_string()))
 }

@@ -1,21 +1,20 @@
 //! The handle a program uses to act as its process.
 
 use super::actor::{ProcessMsg, Reply};
-use super::calls::{CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
-use crate::kernel::mailbox::{MailboxQuery, Notice};
-use parking_lot::Mutex;
-use std::sync::Arc;
 use super::calls::{
-    Call, CallOk, ChildList, ExitResult, Launched, ObjectView, SignalResult, ToolError,
-    WaitResult,
+    Call, CallOk, ChildList, ExitResult, Launched, ObjectView, SignalResult, ToolError, WaitResult,
 };
+use super::calls::{CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
 use super::program::{ProgramStart, StartKind};
 use crate::kernel::budget::Usage;
 use crate::kernel::ids::{Oid, Pid};
 use crate::kernel::launch::LaunchRequest;
+use crate::kernel::mailbox::{MailboxQuery, Notice};
 use crate::kernel::status::SignalKind;
+use parking_lot::Mutex;
 use ractor::ActorRef;
 use ractor::rpc::CallResult;
+use std::sync::Arc;
 
 /// What a program holds: its process's identity and a line to its process actor.
 ///

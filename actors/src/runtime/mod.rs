@@ -8,9 +8,9 @@
 mod actor;
 pub mod calls;
 mod context;
-pub mod mailbox;
 pub mod ids;
 pub mod lock;
+pub mod mailbox;
 pub mod program;
 mod recovery;
 mod shared;
@@ -24,18 +24,18 @@ pub use recovery::RecoveryReport;
 use crate::kernel::budget::Budget;
 use crate::kernel::capability::{self, CapabilityRequest, Grant};
 use crate::kernel::ids::{Epoch, GrantId, IdSource, ImageId, Oid, Pid};
+use crate::kernel::mailbox::{MailboxPage, MailboxQuery};
 use crate::kernel::path;
 use crate::kernel::process::ProcessRow;
 use crate::kernel::status::{PauseReason, Sender, SignalKind};
 use crate::limits;
 use crate::store::{Change, MemoryStore, ObjectRecord, ProcessQuery, SqliteStore, Store, StoreError};
 use actor::{ProcessActor, ProcessArgs};
-use crate::kernel::mailbox::{MailboxPage, MailboxQuery};
 use calls::{Call, CallOk, CallReply, SendRequest, SentMessage, SignalResult, ToolError};
 use lock::{DirLock, LockAttempt};
 use program::{Image, ImageRegistry};
-use ractor::{Actor, ActorRef};
 use ractor::rpc::CallResult;
+use ractor::{Actor, ActorRef};
 use shared::Shared;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -144,7 +144,8 @@ impl Runtime {
     /// runtime takes the lock, starts a new epoch, recovers, and restarts every live process.
     pub async fn open(dir: impl AsRef<Path>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
         let dir = dir.as_ref().to_path_buf();
-        let state_err = |e: std::io::Error| RuntimeError::StateDir { path: dir.clone(), message: e.to_string() };
+        let state_err =
+            |e: std::io::Error| RuntimeError::StateDir { path: dir.clone(), message: e.to_string() };
         std::fs::create_dir_all(&dir).map_err(state_err)?;
         let db = dir.join(DB_FILE);
         match lock::try_lock(&dir).map_err(state_err)? {
@@ -204,7 +205,9 @@ impl Runtime {
             rt.spawn_root_actor(row, grants, true).await?;
         }
         for pid in to_resume {
-            if let Err(e) = rt.signal(pid, SignalKind::Resume, Some("resumed after a clean shutdown".into())).await {
+            if let Err(e) =
+                rt.signal(pid, SignalKind::Resume, Some("resumed after a clean shutdown".into())).await
+            {
                 tracing::warn!(%pid, error = %e, "failed to resume a process paused by shutdown");
             }
         }
@@ -224,7 +227,12 @@ impl Runtime {
         Runtime { shared, supervisor: None, report: RecoveryReport::default(), state_dir: dir, _lock: None }
     }
 
-    async fn spawn_root_actor(&self, row: ProcessRow, grants: Vec<Grant>, recovering: bool) -> Result<(), RuntimeError> {
+    async fn spawn_root_actor(
+        &self,
+        row: ProcessRow,
+        grants: Vec<Grant>,
+        recovering: bool,
+    ) -> Result<(), RuntimeError> {
         let supervisor = self.supervisor.as_ref().ok_or(RuntimeError::ReadOnly)?;
         let pid = row.pid;
         let actor = ProcessActor { shared: self.shared.clone() };
@@ -351,11 +359,21 @@ impl Runtime {
     }
 
     /// Signals any process (the host is not limited to direct children).
-    pub async fn signal(&self, pid: Pid, signal: SignalKind, reason: Option<String>) -> Result<SignalResult, ToolError> {
+    pub async fn signal(
+        &self,
+        pid: Pid,
+        signal: SignalKind,
+        reason: Option<String>,
+    ) -> Result<SignalResult, ToolError> {
         let actor = self.actor(pid)?;
         let sent = actor
             .call(
-                |port| ProcessMsg::Signal { signal, reason, sender: Sender::Host, reply: Some(actor::Reply::new(port)) },
+                |port| ProcessMsg::Signal {
+                    signal,
+                    reason,
+                    sender: Sender::Host,
+                    reply: Some(actor::Reply::new(port)),
+                },
                 None,
             )
             .await;
@@ -445,7 +463,9 @@ impl Runtime {
             }
             loop {
                 match events.recv().await {
-                    Ok(KernelEvent::ProcessTransition { pid: p, to, .. }) if p == pid && to.is_terminal() => break,
+                    Ok(KernelEvent::ProcessTransition { pid: p, to, .. }) if p == pid && to.is_terminal() => {
+                        break;
+                    }
                     Ok(_) => {}
                     Err(broadcast::error::RecvError::Lagged(_)) => break,
                     Err(broadcast::error::RecvError::Closed) => return Err(RuntimeError::ReadOnly),
@@ -459,7 +479,8 @@ impl Runtime {
     /// commits, and stops the supervisor. No `running` row is left behind.
     pub async fn shutdown(self) -> Result<(), RuntimeError> {
         let Some(supervisor) = self.supervisor.clone() else { return Ok(()) };
-        let roots = self.shared.store.processes(ProcessQuery { roots_only: true, ..ProcessQuery::default() })?;
+        let roots =
+            self.shared.store.processes(ProcessQuery { roots_only: true, ..ProcessQuery::default() })?;
         for root in roots {
             let actor = self.shared.registry.get(&root.pid).map(|a| a.clone());
             if let Some(actor) = actor {

@@ -95,8 +95,7 @@ where
 }
 
 /// Makes a program for each execution of a process on an image.
-pub type ProgramFactory =
-    Arc<dyn Fn(&ProgramStart) -> Result<Box<dyn Program>, ProgramError> + Send + Sync>;
+pub type ProgramFactory = Arc<dyn Fn(&ProgramStart) -> Result<Box<dyn Program>, ProgramError> + Send + Sync>;
 
 /// An image: a program factory, defaults, and declared needs.
 #[derive(Clone)]

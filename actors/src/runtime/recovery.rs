@@ -131,7 +131,9 @@ pub(crate) async fn end_orphaned_subtree(shared: &Shared, pid: Pid, end: &Orphan
             continue;
         }
         let from = row.status;
-        if row.apply(end.event()).is_ok() && shared.store.submit(vec![Change::PutProcess(row.clone())]).await.is_ok() {
+        if row.apply(end.event()).is_ok()
+            && shared.store.submit(vec![Change::PutProcess(row.clone())]).await.is_ok()
+        {
             shared.telemetry.publish(KernelEvent::ProcessTransition {
                 pid: p,
                 transition: end.event().name(),

@@ -22,7 +22,11 @@ impl Actor for RootSupervisor {
     type State = HashMap<ActorId, Pid>;
     type Arguments = ();
 
-    async fn pre_start(&self, _myself: ActorRef<SupervisorMsg>, _: ()) -> Result<Self::State, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<SupervisorMsg>,
+        _: (),
+    ) -> Result<Self::State, ActorProcessingErr> {
         Ok(HashMap::new())
     }
 

@@ -56,11 +56,7 @@ pub enum EnvelopeError {
 impl Envelope {
     /// Wraps a JSON value.
     pub fn json(value: &serde_json::Value) -> Envelope {
-        Envelope {
-            version: ENVELOPE_VERSION,
-            kind: PayloadKind::Json,
-            body: value.to_string().into_bytes(),
-        }
+        Envelope { version: ENVELOPE_VERSION, kind: PayloadKind::Json, body: value.to_string().into_bytes() }
     }
 
     /// Wraps program bytes.
@@ -81,8 +77,7 @@ impl Envelope {
 
     /// Decodes from storage, refusing versions newer than this build writes.
     pub fn decode(bytes: &[u8]) -> Result<Envelope, EnvelopeError> {
-        let env: Envelope =
-            postcard::from_bytes(bytes).map_err(|e| EnvelopeError::Decode(e.to_string()))?;
+        let env: Envelope = postcard::from_bytes(bytes).map_err(|e| EnvelopeError::Decode(e.to_string()))?;
         if env.version > ENVELOPE_VERSION {
             return Err(EnvelopeError::TooNew { found: env.version, supported: ENVELOPE_VERSION });
         }

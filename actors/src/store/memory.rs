@@ -1,11 +1,9 @@
 //! An in-memory store with the same semantics as the SQLite store, minus the disk.
 
-use super::{
-    Change, CommitReceipt, CommitTicket, Envelope, ObjectRecord, ProcessQuery, Store, StoreError,
-};
+use super::{Change, CommitReceipt, CommitTicket, Envelope, ObjectRecord, ProcessQuery, Store, StoreError};
 use crate::kernel::capability::Grant;
-use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};
+use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::process::ProcessRow;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
@@ -54,17 +52,16 @@ pub(crate) fn closure(grants: &BTreeMap<GrantId, Grant>, root: GrantId) -> Vec<G
 /// nothing behind.
 fn validate(state: &State, changes: &[Change]) -> Result<(), StoreError> {
     // Only grants matter for preconditions; copy them only when the set touches grants.
-    let touches_grants =
-        changes.iter().any(|c| matches!(c, Change::PutGrant(_) | Change::RevokeGrant(_)));
+    let touches_grants = changes.iter().any(|c| matches!(c, Change::PutGrant(_) | Change::RevokeGrant(_)));
     let mut grants = if touches_grants { state.grants.clone() } else { BTreeMap::new() };
     for change in changes {
         match change {
             Change::PutProcess(row) => row.check().map_err(StoreError::Corrupt)?,
             Change::PutGrant(grant) => {
-                if let Some(source) = grant.derived_from {
-                    if !grants.get(&source).is_some_and(|g| g.live) {
-                        return Err(StoreError::SourceGrantRevoked { source_grant: source });
-                    }
+                if let Some(source) = grant.derived_from
+                    && !grants.get(&source).is_some_and(|g| g.live)
+                {
+                    return Err(StoreError::SourceGrantRevoked { source_grant: source });
                 }
                 grants.insert(grant.id, grant.clone());
             }
@@ -107,11 +104,11 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
             }
             Change::RevokeGrant(root) => {
                 for id in closure(&state.grants, root) {
-                    if let Some(g) = state.grants.get_mut(&id) {
-                        if g.live {
-                            g.live = false;
-                            receipt.revoked.push((id, g.holder));
-                        }
+                    if let Some(g) = state.grants.get_mut(&id)
+                        && g.live
+                    {
+                        g.live = false;
+                        receipt.revoked.push((id, g.holder));
                     }
                 }
             }
@@ -134,12 +131,11 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
             }
             Change::AckMessages { recipient, ids } => {
                 for id in ids {
-                    if let Some(key) = state.message_index.get(&id) {
-                        if key.0 == recipient {
-                            if let Some(m) = state.messages.get_mut(key) {
-                                m.acked = true;
-                            }
-                        }
+                    if let Some(key) = state.message_index.get(&id)
+                        && key.0 == recipient
+                        && let Some(m) = state.messages.get_mut(key)
+                    {
+                        m.acked = true;
                     }
                 }
             }
@@ -227,7 +223,8 @@ impl Store for MemoryStore {
 
     fn unread_count(&self, recipient: Pid) -> Result<u64, StoreError> {
         let state = self.state.lock();
-        let unread = state.messages.range((recipient, 0)..=(recipient, u64::MAX)).filter(|(_, m)| !m.acked).count();
+        let unread =
+            state.messages.range((recipient, 0)..=(recipient, u64::MAX)).filter(|(_, m)| !m.acked).count();
         Ok(unread as u64)
     }
 

@@ -18,8 +18,8 @@ pub use memory::MemoryStore;
 pub use sqlite::SqliteStore;
 
 use crate::kernel::capability::Grant;
-use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};
+use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::process::ProcessRow;
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -182,9 +182,7 @@ impl Future for CommitTicket {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match &mut self.inner {
             TicketInner::Ready(r) => Poll::Ready(r.take().unwrap_or(Err(StoreError::Closed))),
-            TicketInner::Waiting(rx) => {
-                Pin::new(rx).poll(cx).map(|r| r.unwrap_or(Err(StoreError::Closed)))
-            }
+            TicketInner::Waiting(rx) => Pin::new(rx).poll(cx).map(|r| r.unwrap_or(Err(StoreError::Closed))),
         }
     }
 }

@@ -9,8 +9,7 @@ use crate::kernel::process::Event;
 use crate::kernel::status::{FailureKind, Status, WaitState};
 use crate::limits;
 use crate::runtime::calls::{
-    Call, CallOk, ChildList, ChildRow, Done, GrantView, Launched, ObjectView, ToolError,
-    WaitResult,
+    Call, CallOk, ChildList, ChildRow, Done, GrantView, Launched, ObjectView, ToolError, WaitResult,
 };
 use crate::runtime::ids::UuidV7Ids;
 use crate::runtime::telemetry::KernelEvent;
@@ -78,22 +77,25 @@ impl ProcessActor {
                         Err(ToolError::terminal(child.pid, child.status))
                     }
                     Ok(_) => {
-                        let forwarded = self.shared.registry.get(&child_pid).map(|actor| {
-                            actor.cast(ProcessMsg::Signal {
-                                signal,
-                                reason,
-                                sender: crate::kernel::status::Sender::Process(state.pid()),
-                                reply: Some(reply),
-                            })
-                        });
-                        if let Some(Err(ractor::MessagingErr::SendErr(ProcessMsg::Signal {
+                        // The child's actor applies the signal and answers the caller directly.
+                        let message = ProcessMsg::Signal {
+                            signal,
+                            reason,
+                            sender: crate::kernel::status::Sender::Process(state.pid()),
                             reply: Some(reply),
-                            ..
-                        }))) = forwarded
-                        {
+                        };
+                        let actor = self.shared.registry.get(&child_pid).map(|a| a.clone());
+                        let undelivered = match actor {
+                            Some(actor) => match actor.cast(message) {
+                                Ok(()) => None,
+                                Err(ractor::MessagingErr::SendErr(message)) => Some(message),
+                                Err(_) => None,
+                            },
+                            None => Some(message),
+                        };
+                        if let Some(ProcessMsg::Signal { reply: Some(reply), .. }) = undelivered {
                             let _ = reply.send(Err(ToolError::process_ended(child_pid)));
                         }
-                        // Answered by the child (or above); nothing more to do here.
                         return;
                     }
                 }
@@ -104,7 +106,10 @@ impl ProcessActor {
                     if size > limits::RESULT_BYTES_MAX {
                         let _ = reply.send(Err(ToolError::new(
                             "payload_too_large",
-                            format!("the exit payload is {size} bytes; the limit is {}", limits::RESULT_BYTES_MAX),
+                            format!(
+                                "the exit payload is {size} bytes; the limit is {}",
+                                limits::RESULT_BYTES_MAX
+                            ),
                         )));
                         return;
                     }
@@ -176,7 +181,9 @@ impl ProcessActor {
                 }
                 return Err(ToolError::new(
                     "capability_revoked",
-                    format!("launch denied: grant {source_grant} was revoked while the launch was committing"),
+                    format!(
+                        "launch denied: grant {source_grant} was revoked while the launch was committing"
+                    ),
                 ));
             }
             Err(e) => return Err(ToolError::store(&e)),
@@ -203,7 +210,13 @@ impl ProcessActor {
         let pid = child.pid;
         if let Err(e) = self.spawn_child_actor(myself, state, child, plan.grants, false).await {
             let message = format!("its actor could not start: {e}");
-            if let Some(row) = crate::runtime::recovery::end_orphaned_subtree(&self.shared, pid, &crate::runtime::recovery::OrphanEnd::Failed(message)).await {
+            if let Some(row) = crate::runtime::recovery::end_orphaned_subtree(
+                &self.shared,
+                pid,
+                &crate::runtime::recovery::OrphanEnd::Failed(message),
+            )
+            .await
+            {
                 state.live_children.insert(pid);
                 self.on_child_ended(myself, state, row).await;
             }
@@ -269,23 +282,24 @@ impl ProcessActor {
         if !allowed {
             return Err(ToolError::new(
                 "object_access_denied",
-                format!("{me} holds no handle to {oid}: only its own objects and its direct children's results are readable"),
+                format!(
+                    "{me} holds no handle to {oid}: only its own objects and its direct children's results are readable"
+                ),
             ));
         }
         let payload = record.payload.as_ref().and_then(|env| env.to_json().ok());
-        Ok(CallOk::Object(ObjectView {
-            oid,
-            kind: record.kind,
-            materialized: payload.is_some(),
-            payload,
-        }))
+        Ok(CallOk::Object(ObjectView { oid, kind: record.kind, materialized: payload.is_some(), payload }))
     }
 
     async fn checkpoint(&self, state: &mut ProcessState, bytes: Vec<u8>) -> Result<CallOk, ToolError> {
         if bytes.len() > limits::CHECKPOINT_BYTES_MAX {
             return Err(ToolError::new(
                 "checkpoint_too_large",
-                format!("the checkpoint is {} bytes; the limit is {}", bytes.len(), limits::CHECKPOINT_BYTES_MAX),
+                format!(
+                    "the checkpoint is {} bytes; the limit is {}",
+                    bytes.len(),
+                    limits::CHECKPOINT_BYTES_MAX
+                ),
             ));
         }
         let put = Change::PutCheckpoint { pid: state.pid(), envelope: Envelope::bytes(bytes) };

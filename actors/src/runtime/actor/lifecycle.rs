@@ -7,10 +7,10 @@ use crate::kernel::status::{FailureKind, PauseReason, Sender, SignalKind, Status
 use crate::runtime::calls::{CallOk, ExitResult, SignalResult, ToolError, WaitResult};
 use crate::runtime::context::ProcessContext;
 use crate::runtime::ids::UuidV7Ids;
+use crate::runtime::program::{BoxFuture, ProgramResult};
 use crate::runtime::program::{ProgramStart, StartKind};
 use crate::runtime::telemetry::KernelEvent;
 use crate::store::{Change, Envelope, ObjectOwner, ObjectRecord};
-use crate::runtime::program::{BoxFuture, ProgramResult};
 use ractor::ActorRef;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -254,26 +254,26 @@ impl ProcessActor {
             Some((payload, reply)) => (payload, Some(reply)),
             None => (None, None),
         };
-        state.ending =
-            Some(Ending { event, payload, exit_reply, signal_replies: Vec::new(), exiting_run });
+        state.ending = Some(Ending { event, payload, exit_reply, signal_replies: Vec::new(), exiting_run });
         if state.live_children.is_empty() {
             self.finish_ending(myself, state).await;
             return;
         }
         let me = state.pid();
         for child in state.live_children.clone() {
-            let sent = self.shared.registry.get(&child).map(|actor| {
-                actor.cast(ProcessMsg::Signal {
-                    signal: SignalKind::Terminate,
-                    reason: Some(format!("parent {me} ended")),
-                    sender: Sender::Process(me),
-                    reply: None,
-                })
-            });
-            if !matches!(sent, Some(Ok(()))) {
+            let actor = self.shared.registry.get(&child).map(|a| a.clone());
+            let message = ProcessMsg::Signal {
+                signal: SignalKind::Terminate,
+                reason: Some(format!("parent {me} ended")),
+                sender: Sender::Process(me),
+                reply: None,
+            };
+            let sent = actor.is_some_and(|actor| actor.cast(message).is_ok());
+            if !sent {
                 // No live actor: settle from the committed row, failing it closed if needed.
                 let end = crate::runtime::recovery::OrphanEnd::ParentEnded(me);
-                if let Some(row) = crate::runtime::recovery::end_orphaned_subtree(&self.shared, child, &end).await
+                if let Some(row) =
+                    crate::runtime::recovery::end_orphaned_subtree(&self.shared, child, &end).await
                 {
                     Box::pin(self.on_child_ended(myself, state, row)).await;
                 }
@@ -330,10 +330,10 @@ impl ProcessActor {
                 return;
             }
         }
-        if let Some(parent) = state.row.parent {
-            if let Some(actor) = self.shared.registry.get(&parent) {
-                let _ = actor.cast(ProcessMsg::ChildEnded(Box::new(state.row.clone())));
-            }
+        if let Some(parent) = state.row.parent
+            && let Some(actor) = self.shared.registry.get(&parent)
+        {
+            let _ = actor.cast(ProcessMsg::ChildEnded(Box::new(state.row.clone())));
         }
         myself.stop(None);
     }
@@ -357,10 +357,10 @@ impl ProcessActor {
         if waited && state.ending.is_none() {
             // The wait's commit carries the settled account too.
             self.complete_wait(myself, state, &child).await;
-        } else if state.ending.is_none() {
-            if let Err(e) = self.persist_row(state).await {
-                tracing::error!(pid = %state.pid(), error = %e, "failed to record a child's settlement");
-            }
+        } else if state.ending.is_none()
+            && let Err(e) = self.persist_row(state).await
+        {
+            tracing::error!(pid = %state.pid(), error = %e, "failed to record a child's settlement");
         }
         if state.ending.is_some() && state.live_children.is_empty() {
             self.finish_ending(myself, state).await;
@@ -379,10 +379,10 @@ impl ProcessActor {
         if let Some(run) = state.run.take() {
             run.abort.abort();
         }
-        if state.row.status == Status::Running {
-            if let Err(e) = self.transition(state, Event::Pause(PauseReason::Shutdown), Vec::new()).await {
-                tracing::error!(pid = %state.pid(), error = %e, "failed to pause a process for shutdown");
-            }
+        if state.row.status == Status::Running
+            && let Err(e) = self.transition(state, Event::Pause(PauseReason::Shutdown), Vec::new()).await
+        {
+            tracing::error!(pid = %state.pid(), error = %e, "failed to pause a process for shutdown");
         }
         let ended = ToolError::new("runtime_shutdown", "the runtime shut down before the call completed");
         if let Some((_, reply)) = state.pending_wait.take() {

@@ -49,10 +49,10 @@ pub(crate) async fn deliver(
                 return Err(SendDenied::UnknownReplyTo { reply_to }.into());
             }
         }
-    } else if let Some(reply_to) = request.reply_to {
-        if store.message(reply_to).map_err(|e| ToolError::store(&e))?.is_none() {
-            return Err(SendDenied::UnknownReplyTo { reply_to }.into());
-        }
+    } else if let Some(reply_to) = request.reply_to
+        && store.message(reply_to).map_err(|e| ToolError::store(&e))?.is_none()
+    {
+        return Err(SendDenied::UnknownReplyTo { reply_to }.into());
     }
     if recipient.status.is_terminal() {
         return Err(SendDenied::Terminal { recipient: recipient.pid, status: recipient.status }.into());
@@ -105,7 +105,10 @@ fn continuation(page: &MailboxPage, query: &MailboxQuery, ack: bool) -> (bool, u
     let returned = page.messages.len() as u64;
     let omitted = page.matched.saturating_sub(returned);
     let has_more = omitted > 0;
-    let cont = has_more.then_some(Continuation { reuse_filters: true, advances: ack && !query.include_acked });
+    // Repeating advances only if this page acknowledged what it returned; an empty page
+    // (limit 0) acknowledges nothing, so repeating it returns the same empty page.
+    let advances = ack && !query.include_acked && returned > 0;
+    let cont = has_more.then_some(Continuation { reuse_filters: true, advances });
     (has_more, omitted, cont)
 }
 
@@ -122,8 +125,11 @@ impl ProcessActor {
         let mut query = query.clone();
         query.limit = query.limit.min(limits::MAILBOX_PAGE_MAX);
         let page = self.shared.store.mailbox(me, &query).map_err(|e| ToolError::store(&e))?;
-        let acked: Vec<MessageId> =
-            if ack { page.messages.iter().filter(|m| !m.acked).map(|m| m.message_id).collect() } else { Vec::new() };
+        let acked: Vec<MessageId> = if ack {
+            page.messages.iter().filter(|m| !m.acked).map(|m| m.message_id).collect()
+        } else {
+            Vec::new()
+        };
         let mut changes = Vec::new();
         if !acked.is_empty() {
             changes.push(Change::AckMessages { recipient: me, ids: acked.clone() });
@@ -143,7 +149,11 @@ impl ProcessActor {
     }
 
     /// `send_process_message`.
-    pub(crate) async fn send_message(&self, state: &ProcessState, request: SendRequest) -> Result<CallOk, ToolError> {
+    pub(crate) async fn send_message(
+        &self,
+        state: &ProcessState,
+        request: SendRequest,
+    ) -> Result<CallOk, ToolError> {
         deliver(&self.shared, Sender::Process(state.pid()), state.row.parent, request).await.map(CallOk::Sent)
     }
 
@@ -156,7 +166,13 @@ impl ProcessActor {
     ) -> Result<CallOk, ToolError> {
         let (page, acked_message_ids) = self.take_page(state, &query, ack, None).await?;
         let (has_more, omitted_count, continuation) = continuation(&page, &query, ack);
-        Ok(CallOk::Read(MessagesRead { messages: page.messages, acked_message_ids, has_more, omitted_count, continuation }))
+        Ok(CallOk::Read(MessagesRead {
+            messages: page.messages,
+            acked_message_ids,
+            has_more,
+            omitted_count,
+            continuation,
+        }))
     }
 
     /// `receive_process_messages`: answers now (`Some`) or suspends the caller and keeps the
@@ -226,11 +242,11 @@ impl ProcessActor {
         if state.row.status.is_terminal() || state.ending.is_some() {
             return;
         }
-        if let Some(spec) = self.waiting_receive(state) {
-            if spec.query.filter.matches(&message) {
-                self.complete_receive(myself, state, spec).await;
-                return;
-            }
+        if let Some(spec) = self.waiting_receive(state)
+            && spec.query.filter.matches(&message)
+        {
+            self.complete_receive(myself, state, spec).await;
+            return;
         }
         state.notices.push_back(Notice::from(&message));
     }
@@ -280,11 +296,17 @@ impl ProcessActor {
     }
 
     /// Re-arms a saved receive after a restart: completes it now if a match is already there.
-    pub(crate) async fn rearm_receive(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState, filter: &str) {
+    pub(crate) async fn rearm_receive(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        filter: &str,
+    ) {
         let spec = match ReceiveSpec::decode(filter) {
             Ok(spec) => spec,
             Err(message) => {
-                let event = Event::Fail { kind: crate::kernel::status::FailureKind::InvariantViolation, message };
+                let event =
+                    Event::Fail { kind: crate::kernel::status::FailureKind::InvariantViolation, message };
                 self.begin_ending(myself, state, event, None).await;
                 return;
             }
@@ -314,7 +336,11 @@ impl ProcessActor {
     /// Unread messages that arrived before this actor started (after a restart) become
     /// notices again, so a restarted program hears of them.
     pub(crate) fn reload_notices(&self, state: &mut ProcessState) {
-        let query = MailboxQuery { filter: Default::default(), include_acked: false, limit: limits::MAILBOX_PAGE_MAX };
+        let query = MailboxQuery {
+            filter: Default::default(),
+            include_acked: false,
+            limit: limits::MAILBOX_PAGE_MAX,
+        };
         if let Ok(page) = self.shared.store.mailbox(state.pid(), &query) {
             state.notices.extend(page.messages.iter().map(Notice::from));
         }

@@ -11,16 +11,16 @@
 //! own outcome, then tells its parent ([`ProcessMsg::ChildEnded`]), then stops its actor.
 
 mod calls;
-mod mailbox;
 mod lifecycle;
+mod mailbox;
 pub(crate) use mailbox::deliver;
 mod signals;
 
 use super::calls::{Call, CallOk, CallReply, ToolError};
-use crate::kernel::mailbox::{Message, Notice};
 use super::shared::Shared;
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::Pid;
+use crate::kernel::mailbox::{Message, Notice};
 use crate::kernel::process::{Event, ProcessRow};
 use crate::kernel::status::{FailureKind, Sender, SignalKind};
 use crate::store::ProcessQuery;
@@ -185,15 +185,12 @@ impl Actor for ProcessActor {
                 ..ProcessQuery::default()
             })?;
             children_total = children.len();
-            row.account.rebuild_children(children.iter().map(|c| {
-                crate::kernel::budget::ChildShare {
-                    limit: c.account.limit,
-                    spent: c.account.total_spent(),
-                    terminal: c.status.is_terminal(),
-                }
+            row.account.rebuild_children(children.iter().map(|c| crate::kernel::budget::ChildShare {
+                limit: c.account.limit,
+                spent: c.account.total_spent(),
+                terminal: c.status.is_terminal(),
             }));
-            live_children =
-                children.iter().filter(|c| !c.status.is_terminal()).map(|c| c.pid).collect();
+            live_children = children.iter().filter(|c| !c.status.is_terminal()).map(|c| c.pid).collect();
         }
         let mut state = ProcessState {
             wall_before_ms: row.account.self_spent.wall_time_ms,
@@ -351,7 +348,13 @@ impl ProcessActor {
             if let Err(e) = self.spawn_child_actor(myself, state, row, grants, true).await {
                 tracing::error!(%pid, error = %e, "failed to restart a process actor");
                 let message = format!("failed to restart its actor: {e}");
-                if let Some(row) = super::recovery::end_orphaned_subtree(&self.shared, pid, &super::recovery::OrphanEnd::Failed(message)).await {
+                if let Some(row) = super::recovery::end_orphaned_subtree(
+                    &self.shared,
+                    pid,
+                    &super::recovery::OrphanEnd::Failed(message),
+                )
+                .await
+                {
                     self.on_child_ended(myself, state, row).await;
                 }
             }
@@ -359,11 +362,7 @@ impl ProcessActor {
     }
 
     /// Whether `pid` is a direct child, by its committed row.
-    pub(crate) fn direct_child(
-        &self,
-        state: &ProcessState,
-        pid: Pid,
-    ) -> Result<ProcessRow, ToolError> {
+    pub(crate) fn direct_child(&self, state: &ProcessState, pid: Pid) -> Result<ProcessRow, ToolError> {
         match self.shared.store.process(pid) {
             Ok(Some(row)) if row.parent == Some(state.pid()) => Ok(row),
             Ok(_) => Err(ToolError::not_direct_child(state.pid(), pid)),

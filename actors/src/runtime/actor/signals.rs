@@ -54,7 +54,10 @@ impl ProcessActor {
                 }
             }
             SignalKind::Resume => {
-                let result = self.resume(myself, state).await.map(|()| CallOk::Signalled(signal_result(state, signal)));
+                let result = self
+                    .resume(myself, state)
+                    .await
+                    .map(|()| CallOk::Signalled(signal_result(state, signal)));
                 if let Some(reply) = reply {
                     let _ = reply.send(result);
                 }
@@ -71,10 +74,8 @@ impl ProcessActor {
         self.transition(state, event, Vec::new()).await?;
         match state.row.status {
             Status::Runnable => self.start_fresh(myself, state).await,
-            Status::WaitingEvent => {
-                if restart {
-                    self.rearm_wait(myself, state).await;
-                }
+            Status::WaitingEvent if restart => {
+                self.rearm_wait(myself, state).await;
             }
             Status::Running => {
                 if let Some(event) = state.ended_while_paused.take() {
