@@ -64,3 +64,33 @@ pub const MAILBOX_PAGE_DEFAULT: usize = 20;
 
 /// Most messages one read or receive returns.
 pub const MAILBOX_PAGE_MAX: usize = 500;
+
+// Object memory.
+
+/// Longest name in a process namespace, in bytes. A name is a handle for a model to say,
+/// not a storage channel.
+pub const NAME_BYTES_MAX: usize = 256;
+
+/// Most names one process namespace holds. Merge never renames, so names grow only by
+/// `create` and a fork's carried names; this bounds what a view listing must show.
+pub const NAMES_PER_PROCESS_MAX: usize = 10_000;
+
+/// Longest data-flow label, in bytes. Labels are short policy words (`pii`, `tenant:acme`).
+pub const LABEL_BYTES_MAX: usize = 128;
+
+/// Most labels on one object, in one clearance, or in one context. Every grant compares
+/// label sets, so this bounds the cost of each data-flow check.
+pub const LABELS_MAX: usize = 64;
+
+/// Most entries in a fork's `root_oids`. A fork is an attenuated view of named objects; a
+/// view of more than this is a sign the child should be told to look things up instead.
+pub const ROOT_OIDS_MAX: usize = 1024;
+
+/// Most skills in one loaded skill snapshot (a parent's, an image's defaults, a child's).
+pub const SKILLS_MAX: usize = 256;
+
+/// Most allowed tools named by one skill. The tool surface itself is far smaller.
+pub const SKILL_TOOLS_MAX: usize = 256;
+
+/// Longest skill or tool name, in bytes.
+pub const SKILL_NAME_BYTES_MAX: usize = 256;

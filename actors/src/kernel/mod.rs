@@ -8,6 +8,7 @@ pub mod capability;
 pub mod ids;
 pub mod launch;
 pub mod mailbox;
+pub mod objects;
 pub mod path;
 pub mod process;
 pub mod status;

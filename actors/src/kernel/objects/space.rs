@@ -1,0 +1,190 @@
+//! The object space: metadata, handles and per-process memory, its read-only queries, and
+//! [`ObjectSpace::apply`], the one way it changes.
+
+use super::change::ObjectChange;
+use super::error::ObjectError;
+use super::model::{Collection, Handle, ObjectMeta, ObjectRights, Owner, Skill};
+use crate::kernel::ids::{Oid, Pid};
+use std::collections::{BTreeMap, BTreeSet};
+use uuid::Uuid;
+
+/// One process's object memory: its namespace, roots, data-flow state and skill snapshot.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct ProcessMemory {
+    /// Its goal object; always one of its roots.
+    pub goal: Option<Oid>,
+    /// Names it has bound (name → OID). Process-local: merge never renames into it.
+    pub namespace: BTreeMap<String, Oid>,
+    /// Its memory view: the goal, inherited roots, roots it created.
+    pub roots: BTreeSet<Oid>,
+    /// The labels it may hold; `None` is cleared for every label.
+    pub clearance: Option<BTreeSet<String>>,
+    /// The labels of what it has read or was launched knowing. Always within its clearance.
+    pub context: BTreeSet<String>,
+    /// Its loaded skill snapshot.
+    pub skills: Vec<Skill>,
+    /// Set once its memory is merged or released; after that it holds no handle.
+    pub collected: Option<Collection>,
+}
+
+/// All object memory: a plain value. Plans read it and return changes; `apply` applies them.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct ObjectSpace {
+    pub(super) objects: BTreeMap<Oid, ObjectMeta>,
+    /// Index: owner → its objects (released ones included).
+    pub(super) by_owner: BTreeMap<Owner, BTreeSet<Oid>>,
+    pub(super) handles: BTreeMap<(Pid, Oid), Handle>,
+    /// Index: object → the processes holding a handle on it.
+    pub(super) holders: BTreeMap<Oid, BTreeSet<Pid>>,
+    pub(super) processes: BTreeMap<Pid, ProcessMemory>,
+}
+
+impl ObjectSpace {
+    /// An empty space.
+    pub fn new() -> Self {
+        ObjectSpace::default()
+    }
+
+    /// An object's metadata, released or not.
+    pub fn object(&self, oid: Oid) -> Option<&ObjectMeta> {
+        self.objects.get(&oid)
+    }
+
+    /// Every object, in OID order.
+    pub fn objects(&self) -> impl Iterator<Item = &ObjectMeta> {
+        self.objects.values()
+    }
+
+    /// The objects an owner owns (released ones included), in OID order.
+    pub fn owned_by(&self, owner: &Owner) -> impl Iterator<Item = Oid> + '_ {
+        self.by_owner.get(owner).into_iter().flatten().copied()
+    }
+
+    /// The result object `process_exit(payload)` made for `pid`, if any.
+    pub fn result_of(&self, pid: Pid) -> Option<Oid> {
+        self.owned_by(&Owner::ProcessResult(pid)).next()
+    }
+
+    /// `holder`'s handle on `oid`.
+    pub fn handle(&self, holder: Pid, oid: Oid) -> Option<&Handle> {
+        self.handles.get(&(holder, oid))
+    }
+
+    /// The rights `holder` holds on `oid` (empty without a handle).
+    pub fn rights(&self, holder: Pid, oid: Oid) -> ObjectRights {
+        self.handle(holder, oid).map_or(ObjectRights::empty(), |h| h.rights)
+    }
+
+    /// Every handle, ordered by holder then OID.
+    pub fn handles(&self) -> impl Iterator<Item = &Handle> {
+        self.handles.values()
+    }
+
+    /// The handles one process holds, in OID order.
+    pub fn handles_of(&self, holder: Pid) -> impl Iterator<Item = &Handle> {
+        self.handles.range((holder, Oid(Uuid::nil()))..=(holder, Oid(Uuid::max()))).map(|(_, h)| h)
+    }
+
+    /// The processes holding a handle on `oid`.
+    pub fn holders_of(&self, oid: Oid) -> impl Iterator<Item = Pid> + '_ {
+        self.holders.get(&oid).into_iter().flatten().copied()
+    }
+
+    /// A process's memory, collected or not.
+    pub fn process(&self, pid: Pid) -> Option<&ProcessMemory> {
+        self.processes.get(&pid)
+    }
+
+    /// Every process with memory, in pid order.
+    pub fn processes(&self) -> impl Iterator<Item = (Pid, &ProcessMemory)> {
+        self.processes.iter().map(|(pid, m)| (*pid, m))
+    }
+
+    /// A process's memory, refused if unknown or already collected.
+    pub(super) fn live_memory(&self, pid: Pid) -> Result<&ProcessMemory, ObjectError> {
+        let memory = self.processes.get(&pid).ok_or(ObjectError::UnknownProcess { pid })?;
+        match memory.collected {
+            Some(how) => Err(ObjectError::MemoryCollected { pid, how }),
+            None => Ok(memory),
+        }
+    }
+
+    /// An object's metadata, refused if unknown or released.
+    pub(super) fn live_object(&self, oid: Oid) -> Result<&ObjectMeta, ObjectError> {
+        let object = self.objects.get(&oid).ok_or(ObjectError::UnknownObject { oid })?;
+        if object.released {
+            return Err(ObjectError::ObjectReleased { oid });
+        }
+        Ok(object)
+    }
+
+    /// Applies changes in order. Infallible by design: every change is an upsert or a removal
+    /// with one meaning, so a store can replay exactly what it committed. Plans produce only
+    /// changes that keep [`ObjectSpace::check`] true; a store checks before it commits.
+    pub fn apply(&mut self, changes: impl IntoIterator<Item = ObjectChange>) {
+        for change in changes {
+            self.apply_one(change);
+        }
+    }
+
+    fn apply_one(&mut self, change: ObjectChange) {
+        match change {
+            ObjectChange::PutProcess { pid, goal, clearance } => {
+                let memory = ProcessMemory { goal: Some(goal), clearance, ..ProcessMemory::default() };
+                self.processes.insert(pid, memory);
+            }
+            ObjectChange::PutObject(meta) => {
+                if let Some(old) = self.objects.get(&meta.oid)
+                    && old.owner != meta.owner
+                {
+                    let old_owner = old.owner.clone();
+                    self.unindex_owner(&old_owner, meta.oid);
+                }
+                self.by_owner.entry(meta.owner.clone()).or_default().insert(meta.oid);
+                self.objects.insert(meta.oid, meta);
+            }
+            ObjectChange::ReleaseObject { oid } => {
+                if let Some(object) = self.objects.get_mut(&oid) {
+                    object.released = true;
+                }
+            }
+            ObjectChange::PutHandle(handle) => {
+                self.holders.entry(handle.oid).or_default().insert(handle.holder);
+                self.handles.insert((handle.holder, handle.oid), handle);
+            }
+            ObjectChange::RevokeHandle { holder, oid } => {
+                self.handles.remove(&(holder, oid));
+                if let Some(set) = self.holders.get_mut(&oid) {
+                    set.remove(&holder);
+                    if set.is_empty() {
+                        self.holders.remove(&oid);
+                    }
+                }
+            }
+            ObjectChange::PutName { pid, name, oid } => {
+                self.processes.entry(pid).or_default().namespace.insert(name, oid);
+            }
+            ObjectChange::PutRoot { pid, oid } => {
+                self.processes.entry(pid).or_default().roots.insert(oid);
+            }
+            ObjectChange::SetContext { pid, labels } => {
+                self.processes.entry(pid).or_default().context = labels;
+            }
+            ObjectChange::PutSkills { pid, skills } => {
+                self.processes.entry(pid).or_default().skills = skills;
+            }
+            ObjectChange::MarkCollected { pid, how } => {
+                self.processes.entry(pid).or_default().collected = Some(how);
+            }
+        }
+    }
+
+    fn unindex_owner(&mut self, owner: &Owner, oid: Oid) {
+        if let Some(set) = self.by_owner.get_mut(owner) {
+            set.remove(&oid);
+            if set.is_empty() {
+                self.by_owner.remove(owner);
+            }
+        }
+    }
+}
