@@ -51,9 +51,10 @@ fn demo_runs_a_real_tree_and_results_flow_up() {
     assert_eq!(rows.len(), 69);
     for row in rows {
         assert_eq!(row["status"], "exited", "{row}");
-        for field in ["pid", "wait_state", "outcome", "result_oid", "cwd", "state_generation"] {
+        for field in ["pid", "wait_state", "outcome", "result_oid", "cwd", "state_generation", "unread"] {
             assert!(row.get(field).is_some(), "missing {field} in {row}");
         }
+        assert_eq!(row["unread"], 0, "{row}");
     }
     // No live rows are left behind.
     let live = agentvisor(&state, &["ps", "--json"]);
@@ -74,6 +75,59 @@ fn demo_runs_a_real_tree_and_results_flow_up() {
     let tree = agentvisor(&state, &["tree"]);
     assert!(tree.status.success());
     assert_eq!(text(&tree.stdout).lines().count(), 69);
+}
+
+#[test]
+fn ps_and_inspect_show_unread_messages_without_acknowledging_them() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+    let scenario = work.path().join("mail.json");
+    let steps = serde_json::json!({"steps": [
+        {"spawn_root": {"name": "root", "goal": "send mail",
+            "capabilities": [{"resource": "process:spawn", "rights": ["execute"], "delegable": true}]}},
+        {"call": {"as": "root", "tool": "spawn_child_process", "args": {"goal": "get mail"}, "bind": {"kid": "/pid"}}},
+        {"call": {"as": "root", "tool": "send_process_message", "args": {"to": "$kid", "body": "first"}}},
+        {"call": {"as": "root", "tool": "send_process_message", "args": {"to": "$kid", "body": "second", "channel": "news"}}},
+        {"call": {"as": "root", "tool": "send_process_message", "args": {"to": "$kid", "body": "third", "kind": "interrupt"}}},
+        {"call": {"as": "kid", "tool": "read_process_messages", "args": {"limit": 1}}}
+    ]});
+    std::fs::write(&scenario, steps.to_string()).expect("write the scenario");
+    let run = agentvisor(&state, &["script", scenario.to_str().expect("utf-8"), "--persist"]);
+    assert!(run.status.success(), "{}\n{}", text(&run.stdout), text(&run.stderr));
+
+    let ps = agentvisor(&state, &["ps", "--json"]);
+    assert!(ps.status.success(), "{}", text(&ps.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
+    let by_goal =
+        |goal: &str| rows.as_array().expect("rows").iter().find(|r| r["goal"] == goal).cloned().expect(goal);
+    let kid = by_goal("get mail");
+    assert_eq!(kid["unread"], 2, "{kid}");
+    assert_eq!(by_goal("send mail")["unread"], 0);
+    let table = text(&agentvisor(&state, &["ps"]).stdout);
+    let header = table.lines().next().expect("a header");
+    assert!(header.contains("UNREAD"), "{table}");
+    let kid_pid = kid["pid"].as_str().expect("pid");
+    let kid_line = table.lines().find(|l| l.starts_with(kid_pid)).expect("the kid's line");
+    let column = header.find("UNREAD").expect("column");
+    assert_eq!(kid_line[column..column + "UNREAD".len()].trim(), "2", "{table}");
+
+    for _ in 0..2 {
+        let out = agentvisor(&state, &["inspect", kid_pid, "--json"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let view: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(view["unread"], 2, "inspect never acknowledges: {view}");
+        assert_eq!(view["messages_total"], 3);
+        let recent = view["recent_messages"].as_array().expect("recent messages");
+        let seen: Vec<(&str, bool)> = recent
+            .iter()
+            .map(|m| (m["body"].as_str().expect("body"), m["acked"].as_bool().expect("acked")))
+            .collect();
+        assert_eq!(seen, [("first", true), ("second", false), ("third", false)]);
+        assert_eq!(recent[2]["kind"], "interrupt");
+    }
+    let out = text(&agentvisor(&state, &["inspect", kid_pid]).stdout);
+    assert!(out.lines().any(|l| l.starts_with("unread") && l.trim_end().ends_with(" 2")), "{out}");
+    assert!(out.contains("channel=news unread: second"), "{out}");
 }
 
 #[test]

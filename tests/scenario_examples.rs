@@ -34,7 +34,9 @@ async fn run(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_example_scenario_completes_with_every_expectation_holding() {
     let files = examples();
-    for required in ["spawn_wait_exit", "denials", "signals", "batch_ends", "restart", "messages", "receive_restart"] {
+    for required in
+        ["spawn_wait_exit", "denials", "signals", "batch_ends", "restart", "messages", "receive_restart"]
+    {
         assert!(
             files.iter().any(|f| f.file_stem().is_some_and(|s| s == required)),
             "examples/scenarios/{required}.json is missing"

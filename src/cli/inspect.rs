@@ -1,6 +1,6 @@
 //! `agentvisor inspect PID`: one process in full, from a read-only view.
 
-use super::output::{grants_json, open_view, parse_pid, row_json};
+use super::output::{grants_json, mailbox_view, message_line, open_view, parse_pid, row_json};
 use agentvisor::actors::store::ProcessQuery;
 use serde_json::json;
 use std::path::Path;
@@ -34,11 +34,16 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
         },
         None => serde_json::Value::Null,
     };
+    let mailbox = mailbox_view(&rt, pid)?;
     let view = json!({
         "process": row_json(&row),
         "capabilities": grants_json(&rt, pid)?,
         "children": children.iter().map(|c| json!({"pid": c.pid, "status": c.status})).collect::<Vec<_>>(),
         "result": result,
+        "unread": mailbox.unread,
+        "messages_total": mailbox.total,
+        "recent_messages": mailbox.recent,
+        "recent_unread_only": mailbox.unread_only,
     });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&view)?);
@@ -60,6 +65,12 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
     println!("budget            {}", serde_json::to_string(&row.account.limit)?);
     println!("usage             {}", serde_json::to_string(&row.account.total_spent())?);
     println!("children          {}", children.len());
+    println!("unread            {}", mailbox.unread);
+    let newest = if mailbox.unread_only { "newest unread" } else { "newest" };
+    println!("messages          {} in all; {newest} {}:", mailbox.total, mailbox.recent.len());
+    for m in &mailbox.recent {
+        println!("  {}", message_line(m));
+    }
     println!("capabilities");
     for g in rt.grants_of(pid)? {
         println!(

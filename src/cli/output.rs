@@ -1,5 +1,6 @@
 //! Shared rendering helpers for command output.
 
+use agentvisor::actors::kernel::mailbox::{MailboxQuery, Message};
 use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::runtime::calls::{ChildRow, GrantView};
 use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
@@ -92,4 +93,57 @@ pub(crate) fn status_mark(status: Status) -> &'static str {
         Status::Running => "▶",
         Status::Runnable => "·",
     }
+}
+
+/// Messages `inspect` lists: the newest few.
+pub(crate) const RECENT_MESSAGES: usize = 5;
+
+/// Mailboxes up to this size are scanned whole for their newest messages; a larger one shows
+/// its newest unread messages instead (at most `MAILBOX_UNACKED_MAX` of them exist). The store
+/// reads oldest first and has no "newest first" query, so this bounds what `inspect` reads.
+const MAILBOX_SCAN_MAX: u64 = 10_000;
+
+/// A process's mailbox as `inspect` shows it, read without acknowledging anything.
+pub(crate) struct MailboxView {
+    /// Unacknowledged messages.
+    pub(crate) unread: u64,
+    /// All messages, acknowledged ones included.
+    pub(crate) total: u64,
+    /// The newest few, oldest first.
+    pub(crate) recent: Vec<Message>,
+    /// Whether `recent` holds only unread messages (the mailbox was too large to scan).
+    pub(crate) unread_only: bool,
+}
+
+/// Reads `pid`'s mailbox for `inspect` through the host API, which never acknowledges.
+pub(crate) fn mailbox_view(rt: &Runtime, pid: Pid) -> anyhow::Result<MailboxView> {
+    let unread = rt.unread_count(pid)?;
+    let count = MailboxQuery { filter: Default::default(), include_acked: true, limit: 0 };
+    let total = rt.read_mailbox(pid, &count)?.matched;
+    let unread_only = total > MAILBOX_SCAN_MAX;
+    let scanned = if unread_only { unread } else { total };
+    let query = MailboxQuery {
+        filter: Default::default(),
+        include_acked: !unread_only,
+        limit: usize::try_from(scanned).unwrap_or(usize::MAX),
+    };
+    let mut recent = rt.read_mailbox(pid, &query)?.messages;
+    let newest = recent.len().saturating_sub(RECENT_MESSAGES);
+    recent.drain(..newest);
+    Ok(MailboxView { unread, total, recent, unread_only })
+}
+
+/// One message as a line of `inspect` output.
+pub(crate) fn message_line(m: &Message) -> String {
+    format!(
+        "#{} {} from {} {}{}{} {}: {}",
+        m.seq,
+        m.message_id,
+        m.sender,
+        m.kind.as_str(),
+        m.channel.as_deref().map(|c| format!(" channel={c}")).unwrap_or_default(),
+        m.reply_to.map(|r| format!(" reply_to={r}")).unwrap_or_default(),
+        if m.acked { "read" } else { "unread" },
+        cell(&m.body, 60)
+    )
 }

@@ -189,7 +189,8 @@ impl Runner<'_> {
         };
         let handle = s.handle.clone().unwrap_or_else(|| format!("call{i}"));
         self.check_free(i, "call", &handle)?;
-        let blocking_wait = matches!(call, Call::Wait { block: true, .. });
+        let blocking_wait =
+            matches!(call, Call::Wait { block: true, .. } | Call::Receive { block: true, .. });
         match self.start(i, pid, call).await? {
             Started::Done(result) => {
                 self.bind(i, &s.bind, &result_json(&result));
@@ -227,7 +228,8 @@ impl Runner<'_> {
             let result = match rule.admit(&c.tool).and_then(|()| parse_call(&c.tool, args)) {
                 Err(e) => Err(e),
                 Ok(call) => {
-                    let blocking_wait = matches!(call, Call::Wait { block: true, .. });
+                    let blocking_wait =
+                        matches!(call, Call::Wait { block: true, .. } | Call::Receive { block: true, .. });
                     match self.start(i, pid, call).await? {
                         Started::Done(result) => result,
                         Started::Suspended { task, .. } => {
@@ -273,7 +275,7 @@ impl Runner<'_> {
             Handle::Carried { pid, bind } => (self.resumed_wait(i, pid).await?, bind),
             Handle::Lost { pid, bind } => {
                 let message = format!(
-                    "a restart interrupted this call as {pid} before it answered; only a blocking wait_child_process survives a restart"
+                    "a restart interrupted this call as {pid} before it answered; only a blocking wait_child_process or receive_process_messages survives a restart"
                 );
                 (Err(ToolError::new("runtime_shutdown", message)), bind)
             }

@@ -24,6 +24,8 @@ struct State {
     /// Mailboxes: (recipient, seq) → message, and id → key.
     messages: BTreeMap<(Pid, u64), Message>,
     message_index: HashMap<MessageId, (Pid, u64)>,
+    /// Unacknowledged messages per mailbox, kept with every change so a count is O(1).
+    unread: HashMap<Pid, u64>,
     failed: Option<String>,
     inject: Option<String>,
 }
@@ -126,16 +128,25 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
                     continue; // written once; validation refused a different message
                 }
                 let key = (message.recipient, message.seq);
+                if !message.acked {
+                    *state.unread.entry(message.recipient).or_default() += 1;
+                }
                 state.message_index.insert(message.message_id, key);
                 state.messages.insert(key, message);
             }
             Change::AckMessages { recipient, ids } => {
                 for id in ids {
-                    if let Some(key) = state.message_index.get(&id)
-                        && key.0 == recipient
-                        && let Some(m) = state.messages.get_mut(key)
+                    let Some(key) = state.message_index.get(&id).copied() else { continue };
+                    if key.0 != recipient {
+                        continue;
+                    }
+                    if let Some(m) = state.messages.get_mut(&key)
+                        && !m.acked
                     {
                         m.acked = true;
+                        if let Some(n) = state.unread.get_mut(&recipient) {
+                            *n = n.saturating_sub(1);
+                        }
                     }
                 }
             }
@@ -222,10 +233,7 @@ impl Store for MemoryStore {
     }
 
     fn unread_count(&self, recipient: Pid) -> Result<u64, StoreError> {
-        let state = self.state.lock();
-        let unread =
-            state.messages.range((recipient, 0)..=(recipient, u64::MAX)).filter(|(_, m)| !m.acked).count();
-        Ok(unread as u64)
+        Ok(self.state.lock().unread.get(&recipient).copied().unwrap_or(0))
     }
 
     fn message_seq_max(&self) -> Result<u64, StoreError> {

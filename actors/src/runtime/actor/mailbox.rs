@@ -334,15 +334,25 @@ impl ProcessActor {
     }
 
     /// Unread messages that arrived before this actor started (after a restart) become
-    /// notices again, so a restarted program hears of them.
+    /// notices again, so a restarted program hears of them: every unread interrupt (an
+    /// interrupt's notice is durable; there are at most `MAILBOX_UNACKED_MAX`), and the oldest
+    /// page of unread normal messages. Oldest first.
     pub(crate) fn reload_notices(&self, state: &mut ProcessState) {
-        let query = MailboxQuery {
-            filter: Default::default(),
+        let unread = |kind: MessageKind, limit: usize| MailboxQuery {
+            filter: mailbox::MessageFilter { kind: Some(kind), ..Default::default() },
             include_acked: false,
-            limit: limits::MAILBOX_PAGE_MAX,
+            limit,
         };
-        if let Ok(page) = self.shared.store.mailbox(state.pid(), &query) {
-            state.notices.extend(page.messages.iter().map(Notice::from));
+        let mut messages = Vec::new();
+        for query in [
+            unread(MessageKind::Interrupt, limits::MAILBOX_UNACKED_MAX),
+            unread(MessageKind::Normal, limits::MAILBOX_PAGE_MAX),
+        ] {
+            if let Ok(page) = self.shared.store.mailbox(state.pid(), &query) {
+                messages.extend(page.messages);
+            }
         }
+        messages.sort_by_key(|m| m.seq);
+        state.notices.extend(messages.iter().map(Notice::from));
     }
 }
