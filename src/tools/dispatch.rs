@@ -136,13 +136,12 @@ fn too_large(calls: &[BatchCall]) -> Option<Vec<Value>> {
     })
 }
 
-/// Makes a batch of calls as `caller`, in order, one answer per call. A wait that suspended
-/// the caller ends the batch: the calls after it do not run and answer `batch_ended`. A
-/// refused call (including malformed arguments) does not end the batch. A batch longer than
-/// [`BATCH_CALLS_MAX`] runs nothing and every call answers `batch_too_large`.
-///
-/// The suspending wait itself is answered when the child ends, so this returns only then.
-pub async fn dispatch_batch_as(rt: &Runtime, caller: Pid, calls: Vec<BatchCall>) -> Vec<Value> {
+/// Runs a batch through `call`, one answer per call, applying the batch rule.
+async fn run_batch<F, Fut>(calls: Vec<BatchCall>, mut call: F) -> Vec<Value>
+where
+    F: FnMut(Call) -> Fut,
+    Fut: std::future::Future<Output = CallReply>,
+{
     if let Some(refused) = too_large(&calls) {
         return refused;
     }
@@ -150,7 +149,7 @@ pub async fn dispatch_batch_as(rt: &Runtime, caller: Pid, calls: Vec<BatchCall>)
     let mut out = Vec::with_capacity(calls.len());
     for c in calls {
         let reply = match rule.admit(&c.tool).and_then(|()| parse_call(&c.tool, c.args)) {
-            Ok(call) => rt.call_as_with_notices(caller, call).await,
+            Ok(parsed) => call(parsed).await,
             Err(e) => CallReply { result: Err(e), notices: Vec::new() },
         };
         rule.observe(&reply.result);
@@ -159,20 +158,18 @@ pub async fn dispatch_batch_as(rt: &Runtime, caller: Pid, calls: Vec<BatchCall>)
     out
 }
 
+/// Makes a batch of calls as `caller`, in order, one answer per call. A wait or receive that
+/// suspended the caller ends the batch: the calls after it do not run and answer
+/// `batch_ended`. A refused call (including malformed arguments) does not end the batch. A
+/// batch longer than [`BATCH_CALLS_MAX`] runs nothing and every call answers
+/// `batch_too_large`.
+///
+/// The suspending call itself is answered when it completes, so this returns only then.
+pub async fn dispatch_batch_as(rt: &Runtime, caller: Pid, calls: Vec<BatchCall>) -> Vec<Value> {
+    run_batch(calls, |call| rt.call_as_with_notices(caller, call)).await
+}
+
 /// [`dispatch_batch_as`] for a program, through its [`ProcessContext`].
 pub async fn dispatch_batch_ctx(ctx: &ProcessContext, calls: Vec<BatchCall>) -> Vec<Value> {
-    if let Some(refused) = too_large(&calls) {
-        return refused;
-    }
-    let mut rule = BatchRule::new();
-    let mut out = Vec::with_capacity(calls.len());
-    for c in calls {
-        let reply = match rule.admit(&c.tool).and_then(|()| parse_call(&c.tool, c.args)) {
-            Ok(call) => ctx.call_with_notices(call).await,
-            Err(e) => CallReply { result: Err(e), notices: Vec::new() },
-        };
-        rule.observe(&reply.result);
-        out.push(reply_json(&reply));
-    }
-    out
+    run_batch(calls, |call| ctx.call_with_notices(call)).await
 }

@@ -40,7 +40,7 @@ use shared::Shared;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use supervisor::{RootSupervisor, SupervisorMsg};
-use telemetry::{KernelEvent, Telemetry};
+use telemetry::KernelEvent;
 use tokio::sync::broadcast;
 
 /// The database file inside a state directory.
@@ -186,15 +186,8 @@ impl Runtime {
             .filter(|r| resume_after_shutdown && r.pause_reason == Some(PauseReason::Shutdown))
             .map(|r| r.pid)
             .collect();
-        let message_seq = store.message_seq_max()?.into();
-        let shared = Arc::new(Shared {
-            store,
-            images: options.images,
-            registry: Default::default(),
-            telemetry: Telemetry::default(),
-            epoch,
-            message_seq,
-        });
+        let message_seq = store.message_seq_max()?;
+        let shared = Arc::new(Shared::new(store, options.images, epoch, message_seq));
         let (supervisor, _) = Actor::spawn(None, RootSupervisor { shared: shared.clone() }, ())
             .await
             .map_err(|e| RuntimeError::Actor(e.to_string()))?;
@@ -216,14 +209,7 @@ impl Runtime {
 
     fn read_only(store: Arc<dyn Store>, options: RuntimeOptions, dir: Option<PathBuf>) -> Runtime {
         let epoch = store.epoch().unwrap_or_default();
-        let shared = Arc::new(Shared {
-            store,
-            images: options.images,
-            registry: Default::default(),
-            telemetry: Telemetry::default(),
-            epoch,
-            message_seq: Default::default(),
-        });
+        let shared = Arc::new(Shared::new(store, options.images, epoch, 0));
         Runtime { shared, supervisor: None, report: RecoveryReport::default(), state_dir: dir, _lock: None }
     }
 

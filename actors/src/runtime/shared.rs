@@ -25,6 +25,24 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Shared context for a runtime of `epoch` whose store's highest message seq is
+    /// `message_seq_max`.
+    pub(crate) fn new(
+        store: Arc<dyn Store>,
+        images: ImageRegistry,
+        epoch: Epoch,
+        message_seq_max: u64,
+    ) -> Self {
+        Shared {
+            store,
+            images,
+            registry: DashMap::new(),
+            telemetry: Telemetry::default(),
+            epoch,
+            message_seq: AtomicU64::new(message_seq_max),
+        }
+    }
+
     /// The next message sequence number: runtime-wide, so per-sender order is send order.
     pub(crate) fn next_message_seq(&self) -> u64 {
         self.message_seq.fetch_add(1, Ordering::Relaxed) + 1
