@@ -21,9 +21,10 @@ use crate::actors::Pid;
 use crate::actors::kernel::status::Status;
 use crate::actors::limits::BATCH_CALLS_MAX;
 use crate::actors::runtime::Runtime;
+use crate::actors::runtime::calls::CallReply;
 use crate::actors::runtime::calls::{Call, CallOk, ToolError};
 use crate::actors::runtime::telemetry::KernelEvent;
-use crate::tools::{BATCH_TOO_LARGE, BatchRule, error_json, parse_call, result_json};
+use crate::tools::{BATCH_TOO_LARGE, BatchRule, error_json, parse_call, reply_json, result_json};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -33,8 +34,8 @@ use tokio::task::{JoinError, JoinHandle};
 
 /// How a call task ended.
 pub(super) enum CallOutcome {
-    /// The kernel answered.
-    Done(Result<CallOk, ToolError>),
+    /// The kernel answered, with the notices delivered with the answer.
+    Done(Box<CallReply>),
     /// The runner took the runtime away (restart or end) before the answer.
     Interrupted,
 }
@@ -77,17 +78,21 @@ pub(super) enum Handle {
 
 fn joined(r: Result<CallOutcome, JoinError>) -> CallOutcome {
     r.unwrap_or_else(|e| {
-        CallOutcome::Done(Err(ToolError::new(crate::tools::INTERNAL, format!("the call task failed: {e}"))))
+        let error = ToolError::new(crate::tools::INTERNAL, format!("the call task failed: {e}"));
+        CallOutcome::Done(Box::new(CallReply { result: Err(error), notices: Vec::new() }))
     })
 }
 
-fn outcome_result(outcome: CallOutcome) -> Result<CallOk, ToolError> {
+fn outcome_reply(outcome: CallOutcome) -> CallReply {
     match outcome {
-        CallOutcome::Done(result) => result,
-        CallOutcome::Interrupted => Err(ToolError::new(
-            "runtime_shutdown",
-            "the runner let go of the runtime before the call answered",
-        )),
+        CallOutcome::Done(reply) => *reply,
+        CallOutcome::Interrupted => CallReply {
+            result: Err(ToolError::new(
+                "runtime_shutdown",
+                "the runner let go of the runtime before the call answered",
+            )),
+            notices: Vec::new(),
+        },
     }
 }
 
@@ -96,7 +101,7 @@ impl Handle {
     pub(super) async fn release(self) -> Handle {
         match self {
             Handle::Live { pid, blocking_wait, bind, task } => match joined(task.await) {
-                CallOutcome::Done(result) => Handle::Ready { result, bind },
+                CallOutcome::Done(reply) => Handle::Ready { result: reply.result, bind },
                 CallOutcome::Interrupted if blocking_wait => Handle::Carried { pid, bind },
                 CallOutcome::Interrupted => Handle::Lost { pid, bind },
             },
@@ -116,7 +121,7 @@ fn spawn_call(
     tokio::spawn(async move {
         tokio::select! {
             biased;
-            result = rt.call_as(pid, call) => CallOutcome::Done(result),
+            reply = rt.call_as_with_notices(pid, call) => CallOutcome::Done(Box::new(reply)),
             _ = stop.wait_for(|stopped| *stopped) => CallOutcome::Interrupted,
         }
     })
@@ -124,7 +129,7 @@ fn spawn_call(
 
 /// A started call: answered, or suspended with its task still in flight.
 enum Started {
-    Done(Result<CallOk, ToolError>),
+    Done(CallReply),
     Suspended { task: JoinHandle<CallOutcome>, held: bool },
 }
 
@@ -157,9 +162,9 @@ impl Runner<'_> {
             tokio::select! {
                 biased;
                 outcome = &mut task => {
-                    let result = outcome_result(joined(outcome));
-                    settle::after_call(&rt, &result).await;
-                    return Ok(Started::Done(result));
+                    let reply = outcome_reply(joined(outcome));
+                    settle::after_call(&rt, &reply.result).await;
+                    return Ok(Started::Done(reply));
                 }
                 event = events.recv(), if listening => match event {
                     Ok(KernelEvent::ProcessTransition { pid: p, to: Status::WaitingEvent, .. }) if p == pid => {
@@ -192,9 +197,9 @@ impl Runner<'_> {
         let blocking_wait =
             matches!(call, Call::Wait { block: true, .. } | Call::Receive { block: true, .. });
         match self.start(i, pid, call).await? {
-            Started::Done(result) => {
-                self.bind(i, &s.bind, &result_json(&result));
-                self.emit_call(i, "call", &result)
+            Started::Done(reply) => {
+                self.bind(i, &s.bind, &reply_json(&reply));
+                self.emit_reply(i, "call", &reply)
             }
             Started::Suspended { task, held } => {
                 self.handles
@@ -225,13 +230,13 @@ impl Runner<'_> {
         let mut suspended = false;
         for c in &s.calls {
             let args = self.substitute(i, &c.args)?;
-            let result = match rule.admit(&c.tool).and_then(|()| parse_call(&c.tool, args)) {
-                Err(e) => Err(e),
+            let reply = match rule.admit(&c.tool).and_then(|()| parse_call(&c.tool, args)) {
+                Err(e) => CallReply { result: Err(e), notices: Vec::new() },
                 Ok(call) => {
                     let blocking_wait =
                         matches!(call, Call::Wait { block: true, .. } | Call::Receive { block: true, .. });
                     match self.start(i, pid, call).await? {
-                        Started::Done(result) => result,
+                        Started::Done(reply) => reply,
                         Started::Suspended { task, .. } => {
                             rule.end();
                             suspended = true;
@@ -244,8 +249,8 @@ impl Runner<'_> {
                     }
                 }
             };
-            rule.observe(&result);
-            answers.push(result_json(&result));
+            rule.observe(&reply.result);
+            answers.push(reply_json(&reply));
         }
         let doc = Value::Array(answers);
         self.bind(i, &s.bind, &doc);
@@ -266,7 +271,7 @@ impl Runner<'_> {
         };
         let (result, bind) = match handle {
             Handle::Live { task, bind, .. } => {
-                let result = outcome_result(joined(task.await));
+                let result = outcome_reply(joined(task.await)).result;
                 let rt = self.rt(i)?;
                 settle::after_call(&rt, &result).await;
                 (result, bind)

@@ -5,7 +5,7 @@ use super::error::ScenarioError;
 use super::format::{Scenario, Step, name_ref, substitute};
 use super::settle;
 use crate::actors::Pid;
-use crate::actors::runtime::calls::{CallOk, ToolError};
+use crate::actors::runtime::calls::{CallOk, CallReply, ToolError};
 use crate::actors::runtime::{Runtime, RuntimeError};
 use crate::images::{PuppetRestart, builtin_images, observed_puppets};
 use serde::Serialize;
@@ -287,6 +287,19 @@ impl<'o> Runner<'o> {
         }
         self.outputs[step] = doc;
         Ok(())
+    }
+
+    /// Prints a call's answer with the notices delivered with it (result or error).
+    pub(super) fn emit_reply(
+        &mut self,
+        step: usize,
+        kind: &'static str,
+        reply: &CallReply,
+    ) -> Result<(), ScenarioError> {
+        match &reply.result {
+            Ok(_) => self.emit(step, kind, Answer::Result(crate::tools::reply_json(reply))),
+            Err(e) => self.emit(step, kind, Answer::Error(e.clone())),
+        }
     }
 
     /// Prints a call's answer (result or error).
