@@ -12,10 +12,9 @@ use agentvisor_actors::kernel::status::WaitState;
 use agentvisor_actors::runtime::calls::{Call, CallOk, SendRequest};
 use agentvisor_actors::runtime::{Runtime, RuntimeOptions};
 use agentvisor_actors::{Pid, Status};
-use common::{puppet, puppet_root, spawn, until_status};
-use std::io::{BufRead, BufReader, Write};
+use common::{crash, puppet, puppet_root, spawn, until_status};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 const CHILD_ENV: &str = "AGENTVISOR_CRASH_MAILBOX_DIR";
 const READY: &str = "AGENTVISOR_CRASH_MAILBOX_READY";
@@ -86,31 +85,8 @@ async fn child_main(dir: PathBuf) {
 }
 
 fn run_and_kill(dir: &Path) -> Vec<String> {
-    let mut child = Command::new(std::env::current_exe().expect("the test binary"))
-        .args(["crash_mailbox_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn the crash child");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut words = None;
-    for line in BufReader::new(stdout).lines() {
-        let line = line.expect("read the child's stdout");
-        if let Some(at) = line.find(READY) {
-            words = Some(line[at + READY.len()..].split_whitespace().map(String::from).collect());
-            break;
-        }
-    }
-    let Some(words) = words else {
-        let status = child.wait().expect("wait");
-        panic!("the crash child ended ({status}) without reporting ready");
-    };
-    child.kill().expect("SIGKILL the child");
-    let status = child.wait().expect("reap the child");
-    assert!(!status.success());
-    words
+    let envs = [(CHILD_ENV, dir.to_string_lossy().to_string())];
+    crash::run_until_ready_then_kill("crash_mailbox_child", &envs, &[], READY)
 }
 
 #[tokio::test]

@@ -21,9 +21,8 @@ use agentvisor_actors::{Epoch, Pid};
 use common::*;
 use serde_json::json;
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use tokio::sync::mpsc;
 
 /// Set in the crash child's environment: the state directory to open.
@@ -145,42 +144,13 @@ async fn child_main(dir: PathBuf) {
 /// Runs the crash child on `dir` (resuming `resume`, if given), waits for its ready line,
 /// SIGKILLs it, and returns the words of the ready line.
 fn run_and_kill_child(dir: &Path, resume: Option<Pid>) -> Vec<String> {
-    let exe = std::env::current_exe().expect("the test binary");
-    let mut command = Command::new(exe);
-    command
-        .args(["crash_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, dir);
+    let mut envs = vec![(CHILD_ENV, dir.to_string_lossy().to_string())];
+    let mut unset = Vec::new();
     match resume {
-        Some(pid) => command.env(RESUME_ENV, pid.to_string()),
-        None => command.env_remove(RESUME_ENV),
-    };
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn the crash child");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut words = None;
-    for line in BufReader::new(stdout).lines() {
-        let line = line.expect("read the child's stdout");
-        if let Some(at) = line.find(READY) {
-            words = Some(line[at + READY.len()..].split_whitespace().map(String::from).collect());
-            break;
-        }
+        Some(pid) => envs.push((RESUME_ENV, pid.to_string())),
+        None => unset.push(RESUME_ENV),
     }
-    let Some(words) = words else {
-        let status = child.wait().expect("wait for the child");
-        panic!("the crash child ended ({status}) without reporting ready; its stderr is above");
-    };
-    child.kill().expect("SIGKILL the child");
-    let status = child.wait().expect("reap the child");
-    assert!(!status.success());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(status.signal(), Some(9), "killed by SIGKILL: {status}");
-    }
+    let words = crash::run_until_ready_then_kill("crash_child", &envs, &unset, READY);
     // The OS released the dead owner's lock.
     match lock::try_lock(dir).expect("try the lock") {
         LockAttempt::Owned(held) => drop(held),

@@ -3,6 +3,8 @@
 
 #![allow(dead_code, reason = "each test file uses its own subset of these helpers")]
 
+pub(crate) mod crash;
+
 use agentvisor_actors::kernel::budget::Budget;
 use agentvisor_actors::kernel::capability::{CapabilityRequest, Rights};
 use agentvisor_actors::kernel::launch::LaunchRequest;
