@@ -1,12 +1,13 @@
 //! An in-memory store with the same semantics as the SQLite store, minus the disk.
 
-use super::{Change, CommitReceipt, CommitTicket, Envelope, ObjectRecord, ProcessQuery, Store, StoreError};
+use super::{Change, CommitReceipt, CommitTicket, Envelope, ProcessQuery, Store, StoreError};
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
+use crate::kernel::objects::{ObjectChange, ObjectSpace};
 use crate::kernel::process::ProcessRow;
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Kernel state in memory. Commits apply atomically under one short lock.
 #[derive(Default)]
@@ -19,7 +20,8 @@ struct State {
     epoch: u64,
     processes: BTreeMap<Pid, ProcessRow>,
     grants: BTreeMap<GrantId, Grant>,
-    objects: HashMap<Oid, ObjectRecord>,
+    objects: ObjectSpace,
+    payloads: HashMap<Oid, Envelope>,
     checkpoints: HashMap<Pid, Envelope>,
     /// Mailboxes: (recipient, seq) → message, and id → key.
     messages: BTreeMap<(Pid, u64), Message>,
@@ -114,11 +116,14 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
                     }
                 }
             }
-            Change::PutObject(obj) => {
-                state.objects.insert(obj.oid, obj);
+            Change::Object(change) => {
+                if let ObjectChange::ReleaseObject { oid } = &change {
+                    state.payloads.remove(oid);
+                }
+                state.objects.apply([change]);
             }
-            Change::DeleteObject(oid) => {
-                state.objects.remove(&oid);
+            Change::PutPayload { oid, envelope } => {
+                state.payloads.insert(oid, envelope);
             }
             Change::PutCheckpoint { pid, envelope } => {
                 state.checkpoints.insert(pid, envelope);
@@ -205,8 +210,18 @@ impl Store for MemoryStore {
         Ok(self.state.lock().grants.values().filter(|g| g.holder == holder).cloned().collect())
     }
 
-    fn object(&self, oid: Oid) -> Result<Option<ObjectRecord>, StoreError> {
-        Ok(self.state.lock().objects.get(&oid).cloned())
+    fn object_space(&self) -> Result<ObjectSpace, StoreError> {
+        let space = self.state.lock().objects.clone();
+        space.check().map_err(|v| StoreError::Corrupt(v.to_string()))?;
+        Ok(space)
+    }
+
+    fn payload(&self, oid: Oid) -> Result<Option<Envelope>, StoreError> {
+        Ok(self.state.lock().payloads.get(&oid).cloned())
+    }
+
+    fn payload_oids(&self) -> Result<BTreeSet<Oid>, StoreError> {
+        Ok(self.state.lock().payloads.keys().copied().collect())
     }
 
     fn checkpoint(&self, pid: Pid) -> Result<Option<Envelope>, StoreError> {

@@ -20,15 +20,16 @@ pub use sqlite::SqliteStore;
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
+use crate::kernel::objects::{ObjectChange, ObjectSpace};
 use crate::kernel::process::ProcessRow;
-use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// The schema version this build writes and understands; older files are migrated to it on
 /// open (the version log is in `docs/storage-format.md`).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One durable change. A change set (`Vec<Change>`) commits atomically or not at all.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,10 +48,16 @@ pub enum Change {
     /// Revokes a grant and, in the same transaction, every grant transitively derived from it.
     /// The commit receipt lists what was revoked.
     RevokeGrant(GrantId),
-    /// Inserts or replaces an object's metadata and, if given, its durable payload.
-    PutObject(ObjectRecord),
-    /// Deletes an object and its payload.
-    DeleteObject(Oid),
+    /// One change to object memory (metadata, handles, names, roots, per-process memory).
+    /// `ObjectChange::ReleaseObject` also deletes the object's durable payload.
+    Object(ObjectChange),
+    /// Stores (or replaces) an object's durable payload: the copy a reopen restores.
+    PutPayload {
+        /// The object.
+        oid: Oid,
+        /// The payload, already enveloped.
+        envelope: Envelope,
+    },
     /// Delivers a message into its recipient's mailbox.
     PutMessage(Message),
     /// Acknowledges messages of one mailbox (ack is not deletion). Ids not in that mailbox,
@@ -68,31 +75,6 @@ pub enum Change {
         /// The checkpoint, already enveloped.
         envelope: Envelope,
     },
-}
-
-/// Who owns an object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "pid", rename_all = "snake_case")]
-pub enum ObjectOwner {
-    /// A process's own object.
-    Process(Pid),
-    /// A process's result (made by `process_exit`).
-    ProcessResult(Pid),
-    /// The host.
-    Host,
-}
-
-/// Object metadata and, for objects made durable, the payload.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ObjectRecord {
-    /// Its id.
-    pub oid: Oid,
-    /// Its owner.
-    pub owner: ObjectOwner,
-    /// A lowercase kind, e.g. `process_result`.
-    pub kind: String,
-    /// The durable payload, if captured.
-    pub payload: Option<Envelope>,
 }
 
 /// What a commit did beyond applying its changes.
@@ -223,8 +205,17 @@ pub trait Store: Send + Sync + 'static {
     /// Every grant held by one process, live and revoked.
     fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError>;
 
-    /// One object's metadata and durable payload.
-    fn object(&self, oid: Oid) -> Result<Option<ObjectRecord>, StoreError>;
+    /// All object memory as committed: every object's metadata (released ones as tombstones),
+    /// handles, namespaces, roots, clearances, contexts, skill snapshots and collection marks.
+    /// A reopening runtime reads it once. The value passes [`ObjectSpace::check`] or the read
+    /// fails with [`StoreError::Corrupt`].
+    fn object_space(&self) -> Result<ObjectSpace, StoreError>;
+
+    /// One object's durable payload, if one was stored (and the object is not released).
+    fn payload(&self, oid: Oid) -> Result<Option<Envelope>, StoreError>;
+
+    /// Every object that has a durable payload.
+    fn payload_oids(&self) -> Result<BTreeSet<Oid>, StoreError>;
 
     /// A process's latest checkpoint.
     fn checkpoint(&self, pid: Pid) -> Result<Option<Envelope>, StoreError>;

@@ -6,7 +6,7 @@
 //! writer rolls back to the change set's savepoint; any SQL error is [`ApplyError::Sql`] and
 //! fails the whole group.
 
-use super::codec::{self, GrantColumns, MessageColumns, ObjectColumns, ProcessColumns};
+use super::codec::{self, GrantColumns, MessageColumns, ProcessColumns};
 use crate::kernel::ids::{GrantId, Pid};
 use crate::kernel::mailbox::Message;
 use crate::store::{Change, CommitReceipt, StoreError};
@@ -104,10 +104,7 @@ pub(super) fn apply_set(conn: &Connection, changes: &[Change]) -> Result<CommitR
                 put_grant(conn, &GrantColumns::encode(grant)?)?;
             }
             Change::RevokeGrant(root) => receipt.revoked.extend(revoke(conn, *root)?),
-            Change::PutObject(object) => put_object(conn, &ObjectColumns::encode(object))?,
-            Change::DeleteObject(oid) => {
-                conn.prepare_cached("DELETE FROM objects WHERE oid = ?1")?.execute([oid.to_string()])?;
-            }
+            Change::Object(_) | Change::PutPayload { .. } => {}
             Change::PutCheckpoint { pid, envelope } => {
                 conn.prepare_cached(UPSERT_CHECKPOINT)?
                     .execute(params![pid.to_string(), envelope.encode()])?;
@@ -162,16 +159,6 @@ fn put_grant(conn: &Connection, c: &GrantColumns) -> rusqlite::Result<()> {
     Ok(())
 }
 
-fn put_object(conn: &Connection, c: &ObjectColumns) -> rusqlite::Result<()> {
-    conn.prepare_cached(UPSERT_OBJECT)?.execute(params![
-        c.oid,
-        c.owner_kind,
-        c.owner_pid,
-        c.kind,
-        c.payload
-    ])?;
-    Ok(())
-}
 
 /// Inserts a message. A message id is written once: putting the same message again (equal in
 /// every column but `acked`) changes nothing, so a redelivery is harmless and an acknowledged

@@ -11,7 +11,7 @@ use crate::kernel::ids::{Epoch, GrantId, ImageId, Oid, Pid};
 use crate::kernel::mailbox::{Message, MessageId, MessageKind};
 use crate::kernel::process::ProcessRow;
 use crate::kernel::status::{Outcome, PauseReason, Sender, Status, WaitState};
-use crate::store::{Envelope, ObjectOwner, ObjectRecord, StoreError};
+use crate::store::{Envelope, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::fmt::Display;
@@ -27,7 +27,7 @@ pub(super) const GRANT_COLUMNS: &str =
     "id, holder, resource, rights, constraints, delegable, live, derived_from";
 
 /// The `objects` columns, in the order [`ObjectColumns`] binds and [`RawObject`] reads.
-pub(super) const OBJECT_COLUMNS: &str = "oid, owner_kind, owner_pid, kind, payload";
+
 
 /// The `messages` columns, in the order [`MessageColumns`] binds and [`RawMessage`] reads.
 pub(super) const MESSAGE_COLUMNS: &str = "message_id, recipient, seq, sender_kind, sender_pid, \
@@ -285,69 +285,6 @@ pub(super) fn pid(text: &str) -> Result<Pid, StoreError> {
     id(text, "pid")
 }
 
-/// An object record as bindable column values.
-pub(super) struct ObjectColumns {
-    pub(super) oid: String,
-    pub(super) owner_kind: &'static str,
-    pub(super) owner_pid: Option<String>,
-    pub(super) kind: String,
-    pub(super) payload: Option<Vec<u8>>,
-}
-
-impl ObjectColumns {
-    /// Encodes an object record; the payload is its envelope's storage form.
-    pub(super) fn encode(object: &ObjectRecord) -> ObjectColumns {
-        let (owner_kind, owner_pid) = match object.owner {
-            ObjectOwner::Process(pid) => ("process", Some(pid.to_string())),
-            ObjectOwner::ProcessResult(pid) => ("process_result", Some(pid.to_string())),
-            ObjectOwner::Host => ("host", None),
-        };
-        ObjectColumns {
-            oid: object.oid.to_string(),
-            owner_kind,
-            owner_pid,
-            kind: object.kind.clone(),
-            payload: object.payload.as_ref().map(Envelope::encode),
-        }
-    }
-}
-
-/// An object record as read, before decoding.
-pub(super) struct RawObject {
-    oid: String,
-    owner_kind: String,
-    owner_pid: Option<String>,
-    kind: String,
-    payload: Option<Vec<u8>>,
-}
-
-impl RawObject {
-    /// Reads the [`OBJECT_COLUMNS`] of one result row.
-    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawObject> {
-        Ok(RawObject {
-            oid: r.get(0)?,
-            owner_kind: r.get(1)?,
-            owner_pid: r.get(2)?,
-            kind: r.get(3)?,
-            payload: r.get(4)?,
-        })
-    }
-
-    /// Decodes the record; an owner kind that disagrees with its pid column is corruption.
-    pub(super) fn decode(self) -> Result<ObjectRecord, StoreError> {
-        let owner_pid = opt_id::<Pid>(self.owner_pid.as_deref(), "owner pid")?;
-        let owner = match (self.owner_kind.as_str(), owner_pid) {
-            ("process", Some(pid)) => ObjectOwner::Process(pid),
-            ("process_result", Some(pid)) => ObjectOwner::ProcessResult(pid),
-            ("host", None) => ObjectOwner::Host,
-            (kind, pid) => {
-                return Err(corrupt(format!("object {}: owner {kind:?} with pid {pid:?}", self.oid)));
-            }
-        };
-        let payload = self.payload.map(|bytes| envelope(&bytes, &self.oid)).transpose()?;
-        Ok(ObjectRecord { oid: id::<Oid>(&self.oid, "oid")?, owner, kind: self.kind, payload })
-    }
-}
 
 /// Decodes a stored envelope.
 pub(super) fn envelope(bytes: &[u8], whose: &str) -> Result<Envelope, StoreError> {

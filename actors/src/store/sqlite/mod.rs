@@ -19,7 +19,7 @@ use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::process::ProcessRow;
-use crate::store::{Change, CommitTicket, Envelope, ObjectRecord, ProcessQuery, Store, StoreError};
+use crate::store::{Change, CommitTicket, Envelope, ProcessQuery, Store, StoreError};
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use read::ReadPool;
 use std::path::Path;
@@ -216,8 +216,16 @@ impl Store for SqliteStore {
         self.readers.grants_of(holder)
     }
 
-    fn object(&self, oid: Oid) -> Result<Option<ObjectRecord>, StoreError> {
-        self.readers.object(oid)
+    fn object_space(&self) -> Result<crate::kernel::objects::ObjectSpace, StoreError> {
+        self.readers.object_space()
+    }
+
+    fn payload(&self, _oid: Oid) -> Result<Option<Envelope>, StoreError> {
+        Ok(None)
+    }
+
+    fn payload_oids(&self) -> Result<std::collections::BTreeSet<Oid>, StoreError> {
+        Ok(Default::default())
     }
 
     fn checkpoint(&self, pid: Pid) -> Result<Option<Envelope>, StoreError> {

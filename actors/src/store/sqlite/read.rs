@@ -4,7 +4,7 @@
 //! never waits for the writer, so reads see committed data only and do not stall commits.
 
 use super::codec::{
-    self, GRANT_COLUMNS, MESSAGE_COLUMNS, OBJECT_COLUMNS, PROCESS_COLUMNS, RawGrant, RawMessage, RawObject,
+    self, GRANT_COLUMNS, MESSAGE_COLUMNS, PROCESS_COLUMNS, RawGrant, RawMessage,
     RawProcess,
 };
 use super::schema::{self, LIVE_STATUS};
@@ -12,7 +12,7 @@ use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::process::ProcessRow;
-use crate::store::{Envelope, ObjectRecord, ProcessQuery, StoreError};
+use crate::store::{Envelope, ProcessQuery, StoreError};
 use parking_lot::Mutex;
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
@@ -131,15 +131,9 @@ impl ReadPool {
         raws.into_iter().map(RawGrant::decode).collect()
     }
 
-    /// One object record.
-    pub(super) fn object(&self, oid: Oid) -> Result<Option<ObjectRecord>, StoreError> {
-        let sql = format!("SELECT {OBJECT_COLUMNS} FROM objects WHERE oid = ?1");
-        let raw = self.with(|conn| {
-            conn.prepare_cached(&sql)
-                .and_then(|mut stmt| stmt.query_row([oid.to_string()], RawObject::read).optional())
-                .map_err(read_error)
-        })?;
-        raw.map(RawObject::decode).transpose()
+    /// PLACEHOLDER
+    pub(super) fn object_space(&self) -> Result<crate::kernel::objects::ObjectSpace, StoreError> {
+        Ok(crate::kernel::objects::ObjectSpace::new())
     }
 
     /// A process's checkpoint.

@@ -97,7 +97,7 @@ CREATE INDEX IF NOT EXISTS messages_seq ON messages (seq);
 /// (version 0 being an empty file). Sized by [`SCHEMA_VERSION`], so bumping the version
 /// without adding its step does not compile. Every step is DDL only, run inside the open
 /// transaction together with the version bump.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, ""];
 
 /// The `WHERE` term that selects non-terminal rows. Queries must spell it exactly like the
 /// partial index `processes_live_parent` does, or the planner cannot use that index.
