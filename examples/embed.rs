@@ -57,6 +57,8 @@ async fn main() -> anyhow::Result<()> {
     };
     let root = rt
         .spawn_root(RootSpec {
+            clearance: None,
+            goal_labels: Default::default(),
             goal: "sum of squares".into(),
             image: ImageId::from("parent"),
             cwd: "/".into(),
@@ -65,8 +67,8 @@ async fn main() -> anyhow::Result<()> {
         })
         .await?;
     let row = rt.wait_terminal(root).await?;
-    let result = rt.object(row.result_oid.expect("an exit with a payload has a result"))?;
-    println!("{} {:?}", row.status, result.and_then(|o| o.payload).map(|p| p.to_json()));
+    let result = rt.payload(row.result_oid.expect("an exit with a payload has a result"))?;
+    println!("{} {:?}", row.status, result);
     rt.shutdown().await?;
     Ok(())
 }

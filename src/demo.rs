@@ -45,6 +45,8 @@ pub fn root_spec(dir: &Path) -> RootSpec {
         delegable: true,
     };
     RootSpec {
+        clearance: None,
+        goal_labels: Default::default(),
         goal: dir.clone(),
         image: ImageId::from(FOLDER_IMAGE),
         cwd: dir.clone(),

@@ -32,6 +32,8 @@ async fn root(rt: &Runtime) -> Pid {
         delegable: true,
     };
     let spec = RootSpec {
+        clearance: None,
+        goal_labels: Default::default(),
         goal: "mailbox root".into(),
         image: ImageId::from(PUPPET_IMAGE),
         cwd: "/".into(),

@@ -23,6 +23,8 @@ async fn root(rt: &Runtime, capabilities: Value, budget: Value) -> Pid {
     let caps: Vec<CapabilityArg> = serde_json::from_value(capabilities).expect("capabilities");
     let budget: BudgetArg = serde_json::from_value(budget).expect("budget");
     let spec = RootSpec {
+        clearance: None,
+        goal_labels: Default::default(),
         goal: "test root".into(),
         image: ImageId::from(PUPPET_IMAGE),
         cwd: "/home/root".into(),
@@ -758,6 +760,8 @@ async fn programs_dispatch_json_through_their_context() {
     });
     let rt = Runtime::in_memory(builtin_images().image(boss)).await.expect("runtime");
     let spec = RootSpec {
+        clearance: None,
+        goal_labels: Default::default(),
         goal: "drive json".into(),
         image: ImageId::from("json.boss"),
         cwd: "/".into(),
@@ -774,8 +778,7 @@ async fn programs_dispatch_json_through_their_context() {
     let pid = rt.spawn_root(spec).await.expect("root");
     let row = rt.wait_terminal(pid).await.expect("terminal");
     assert_eq!(row.status.as_str(), "exited", "{row:?}");
-    let object = rt.object(row.result_oid.expect("oid")).expect("read").expect("object");
-    let payload = object.payload.expect("payload").to_json().expect("json");
+    let payload = rt.payload(row.result_oid.expect("oid")).expect("read").expect("payload");
     assert_eq!(payload, json!({"bad": "invalid_arguments", "cancelled": "killed", "waited": "killed"}));
     rt.shutdown().await.expect("shutdown");
 }

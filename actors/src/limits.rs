@@ -31,6 +31,10 @@ pub const REASON_BYTES_MAX: usize = 4096;
 /// Largest result payload accepted by `process_exit`, in bytes of JSON.
 pub const RESULT_BYTES_MAX: usize = 1024 * 1024;
 
+/// The largest object payload (`create_object`, `write_object`), as serialized JSON: the same
+/// bound as a result, since a result is an object too.
+pub const OBJECT_BYTES_MAX: usize = RESULT_BYTES_MAX;
+
 /// Largest program checkpoint, in bytes.
 pub const CHECKPOINT_BYTES_MAX: usize = 16 * 1024 * 1024;
 

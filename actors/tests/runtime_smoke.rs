@@ -62,6 +62,8 @@ async fn parent_spawns_waits_and_reads_result() {
     });
     let pid = rt
         .spawn_root(RootSpec {
+            clearance: None,
+            goal_labels: Default::default(),
             goal: "count".into(),
             image: ImageId::from("boss"),
             cwd: "/".into(),

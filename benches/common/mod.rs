@@ -37,6 +37,8 @@ pub async fn root(rt: &Runtime) -> Pid {
         delegable: true,
     };
     rt.spawn_root(RootSpec {
+        clearance: None,
+        goal_labels: Default::default(),
         goal: "bench root".into(),
         image: ImageId::from("idle"),
         cwd: "/".into(),

@@ -172,7 +172,7 @@ fn collect_subtree(rt: &Runtime, root: Pid) -> anyhow::Result<HashMap<Pid, Vec<P
 
 fn result_of(rt: &Runtime, row: &ProcessRow) -> anyhow::Result<Option<Value>> {
     let Some(oid) = row.result_oid else { return Ok(None) };
-    Ok(rt.object(oid)?.and_then(|o| o.payload).and_then(|p| p.to_json().ok()))
+    Ok(rt.payload(oid)?)
 }
 
 fn print_node(

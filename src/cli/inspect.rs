@@ -25,12 +25,12 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
     let children =
         rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
     let result = match row.result_oid {
-        Some(oid) => match rt.object(oid)? {
-            Some(obj) => match obj.payload.as_ref().map(|p| p.to_json()) {
-                Some(Ok(v)) => json!({ "oid": oid, "materialized": true, "payload": v }),
-                _ => json!({ "oid": oid, "materialized": false }),
-            },
-            None => json!({ "oid": oid, "materialized": false, "note": "the object was released" }),
+        Some(oid) => match (rt.object(oid), rt.payload(oid)?) {
+            (Some(meta), _) if meta.released => {
+                json!({ "oid": oid, "materialized": false, "note": "the object was released" })
+            }
+            (_, Some(v)) => json!({ "oid": oid, "materialized": true, "payload": v }),
+            (_, None) => json!({ "oid": oid, "materialized": false }),
         },
         None => serde_json::Value::Null,
     };

@@ -71,6 +71,8 @@ impl Runner<'_> {
             }
         };
         let spec = RootSpec {
+            clearance: None,
+            goal_labels: Default::default(),
             goal: s.goal.clone(),
             image: ImageId(s.image.clone().unwrap_or_else(|| PUPPET_IMAGE.to_string())),
             cwd: s.cwd.clone().unwrap_or_else(|| "/".to_string()),

@@ -10,7 +10,7 @@ use crate::actors::kernel::budget::Budget;
 use crate::actors::kernel::capability::{CapabilityRequest, ConstraintValue, Constraints};
 use crate::actors::kernel::launch::{LaunchRequest, PathRequest};
 use crate::actors::kernel::status::SignalKind;
-use crate::actors::runtime::calls::{Call, ToolError, parse_rights};
+use crate::actors::runtime::calls::{Call, ObjectTarget, ToolError, parse_rights};
 use crate::actors::{ImageId, Oid, Pid};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -311,6 +311,7 @@ impl SpawnArgs {
             inherit_capabilities,
             inherit_paths,
             resource_budget: self.resource_budget.map(Budget::from),
+            clearance: None,
         }))
     }
 }
@@ -350,6 +351,6 @@ impl ExitArgs {
 impl ReadObjectArgs {
     /// The typed call.
     pub fn into_call(self) -> Result<Call, ToolError> {
-        Ok(Call::ReadObject { oid: parse_oid("oid", &self.oid)? })
+        Ok(Call::ReadObject { target: ObjectTarget::Oid(parse_oid("oid", &self.oid)?) })
     }
 }

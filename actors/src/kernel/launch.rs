@@ -46,6 +46,8 @@ pub struct LaunchRequest {
     pub inherit_paths: Vec<PathRequest>,
     /// An explicit budget; omitted dimensions are attenuated from the parent's remaining.
     pub resource_budget: Option<Budget>,
+    /// A data-flow clearance for the child, no wider than the parent's; omitted, the parent's.
+    pub clearance: Option<std::collections::BTreeSet<String>>,
 }
 
 /// What the kernel knows of an image.

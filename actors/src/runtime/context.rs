@@ -146,7 +146,7 @@ impl ProcessContext {
 
     /// Reads an object's payload (its own or a direct child's result).
     pub async fn read_object(&self, oid: Oid) -> Result<ObjectView, ToolError> {
-        match self.call(Call::ReadObject { oid }).await? {
+        match self.call(Call::ReadObject { target: crate::runtime::calls::ObjectTarget::Oid(oid) }).await? {
             CallOk::Object(o) => Ok(o),
             other => Err(unexpected(other)),
         }

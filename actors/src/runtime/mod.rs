@@ -11,6 +11,7 @@ mod context;
 pub mod ids;
 pub mod lock;
 pub mod mailbox;
+mod memory;
 pub mod program;
 mod recovery;
 mod shared;
@@ -25,14 +26,16 @@ use crate::kernel::budget::Budget;
 use crate::kernel::capability::{self, CapabilityRequest, Grant};
 use crate::kernel::ids::{Epoch, GrantId, IdSource, ImageId, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery};
+use crate::kernel::objects::{ObjectMeta, ObjectSpace, RootViewRequest};
 use crate::kernel::path;
 use crate::kernel::process::ProcessRow;
 use crate::kernel::status::{PauseReason, Sender, SignalKind};
 use crate::limits;
-use crate::store::{Change, MemoryStore, ObjectRecord, ProcessQuery, SqliteStore, Store, StoreError};
+use crate::store::{Change, MemoryStore, ProcessQuery, SqliteStore, Store, StoreError};
 use actor::{ProcessActor, ProcessArgs};
-use calls::{Call, CallOk, CallReply, SendRequest, SentMessage, SignalResult, ToolError};
+use calls::{Call, CallOk, CallReply, MemoryReport, SendRequest, SentMessage, SignalResult, ToolError};
 use lock::{DirLock, LockAttempt};
+use memory::Memory;
 use program::{Image, ImageRegistry};
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef};
@@ -92,6 +95,10 @@ pub struct RootSpec {
     pub capabilities: Vec<CapabilityRequest>,
     /// Its budget; `Budget::UNLIMITED` for none.
     pub budget: Budget,
+    /// Its data-flow clearance; `None` clears it for every label.
+    pub clearance: Option<std::collections::BTreeSet<String>>,
+    /// Labels the host puts on its goal (its starting context).
+    pub goal_labels: std::collections::BTreeSet<String>,
 }
 
 /// Why a host call failed.
@@ -158,7 +165,7 @@ impl Runtime {
             }
             LockAttempt::HeldElsewhere => {
                 let store: Arc<dyn Store> = Arc::new(SqliteStore::open_read_only(&db)?);
-                Ok(Self::read_only(store, options, Some(dir)))
+                Self::read_only(store, options, Some(dir))
             }
         }
     }
@@ -167,7 +174,7 @@ impl Runtime {
     pub fn open_read_only(dir: impl AsRef<Path>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
         let dir = dir.as_ref().to_path_buf();
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open_read_only(&dir.join(DB_FILE))?);
-        Ok(Self::read_only(store, options, Some(dir)))
+        Self::read_only(store, options, Some(dir))
     }
 
     /// A runtime on a fresh in-memory store.
@@ -179,7 +186,9 @@ impl Runtime {
     /// epoch, recovers, and restarts every live process.
     pub async fn start(store: Arc<dyn Store>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
         let epoch = store.begin_epoch()?;
-        let (live, report) = recovery::recover(store.as_ref()).await?;
+        let memory = Memory::new(store.object_space()?, store.payload_oids()?);
+        let (live, mut report) = recovery::recover(store.as_ref(), &memory).await?;
+        report.unmaterialized_oids = memory.unmaterializable();
         let resume_after_shutdown = options.resume_after_shutdown;
         let to_resume: Vec<Pid> = live
             .iter()
@@ -187,7 +196,7 @@ impl Runtime {
             .map(|r| r.pid)
             .collect();
         let message_seq = store.message_seq_max()?;
-        let shared = Arc::new(Shared::new(store, options.images, epoch, message_seq));
+        let shared = Arc::new(Shared::new(store, memory, options.images, epoch, message_seq));
         let (supervisor, _) = Actor::spawn(None, RootSupervisor { shared: shared.clone() }, ())
             .await
             .map_err(|e| RuntimeError::Actor(e.to_string()))?;
@@ -207,10 +216,21 @@ impl Runtime {
         Ok(rt)
     }
 
-    fn read_only(store: Arc<dyn Store>, options: RuntimeOptions, dir: Option<PathBuf>) -> Runtime {
+    fn read_only(
+        store: Arc<dyn Store>,
+        options: RuntimeOptions,
+        dir: Option<PathBuf>,
+    ) -> Result<Runtime, RuntimeError> {
         let epoch = store.epoch().unwrap_or_default();
-        let shared = Arc::new(Shared::new(store, options.images, epoch, 0));
-        Runtime { shared, supervisor: None, report: RecoveryReport::default(), state_dir: dir, _lock: None }
+        let memory = Memory::new(store.object_space()?, store.payload_oids()?);
+        let shared = Arc::new(Shared::new(store, memory, options.images, epoch, 0));
+        Ok(Runtime {
+            shared,
+            supervisor: None,
+            report: RecoveryReport::default(),
+            state_dir: dir,
+            _lock: None,
+        })
     }
 
     async fn spawn_root_actor(
@@ -283,10 +303,26 @@ impl Runtime {
             .map(|req| capability::host_grant(req, pid, ids.grant()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| RuntimeError::InvalidRoot(e.to_string()))?;
+        let default_skills =
+            self.shared.images.get(&spec.image).map(|i| i.skills.clone()).unwrap_or_default();
+        let view =
+            RootViewRequest { clearance: spec.clearance, goal_labels: spec.goal_labels, default_skills };
         let row = ProcessRow::launched(pid, None, 0, spec.image, cwd, spec.goal, spec.budget);
-        let mut changes = vec![Change::PutProcess(row.clone())];
-        changes.extend(grants.iter().cloned().map(Change::PutGrant));
-        self.shared.store.submit(changes).await?;
+        self.shared
+            .memory
+            .commit(self.shared.store.as_ref(), |stage| {
+                let plan = stage
+                    .space()
+                    .plan_root_view(&view)
+                    .and_then(|approval| stage.space().materialize_view(approval, pid, &mut ids))
+                    .map_err(|e| RuntimeError::InvalidRoot(e.to_string()))?;
+                stage.apply(plan.changes);
+                stage.put_payload(plan.goal, serde_json::Value::String(row.goal.clone()), true);
+                stage.push(Change::PutProcess(row.clone()));
+                stage.extend(grants.iter().cloned().map(Change::PutGrant));
+                Ok::<_, RuntimeError>(())
+            })
+            .await?;
         self.shared.telemetry.publish(KernelEvent::ProcessLaunched {
             pid,
             parent: None,
@@ -423,9 +459,30 @@ impl Runtime {
         Ok(self.shared.store.grants_of(pid)?)
     }
 
-    /// An object's metadata and durable payload.
-    pub fn object(&self, oid: Oid) -> Result<Option<ObjectRecord>, RuntimeError> {
-        Ok(self.shared.store.object(oid)?)
+    /// An object's metadata (released objects stay as tombstones).
+    pub fn object(&self, oid: Oid) -> Option<ObjectMeta> {
+        self.shared.memory.read(|space| space.object(oid).cloned())
+    }
+
+    /// An object's payload as the host sees it: `None` if this runtime cannot materialize it
+    /// (never checkpointed, and the runtime reopened since; or released). Reading as the host
+    /// raises no process's context.
+    pub fn payload(&self, oid: Oid) -> Result<Option<serde_json::Value>, ToolError> {
+        match self.shared.memory.payload(self.shared.store.as_ref(), oid)? {
+            memory::Lookup::Found(p) => Ok(Some(p.value)),
+            memory::Lookup::NotMaterializable => Ok(None),
+        }
+    }
+
+    /// A process's object memory: roots, handles, owned objects, context, skills.
+    pub fn memory(&self, pid: Pid) -> Option<MemoryReport> {
+        self.shared.memory.read(|space| MemoryReport::of(space, pid))
+    }
+
+    /// A copy of all object memory as this runtime holds it (for tests and tools that check
+    /// invariants; it costs a copy of the whole space).
+    pub fn object_space(&self) -> ObjectSpace {
+        self.shared.memory.read(ObjectSpace::clone)
     }
 
     /// Subscribes to kernel telemetry from now on.

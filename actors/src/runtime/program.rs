@@ -104,10 +104,11 @@ pub struct Image {
     pub id: ImageId,
     /// Makes its program.
     pub factory: ProgramFactory,
-    /// Tools its program is expected to use (informational default).
-    pub tools: Vec<String>,
-    /// Skills loaded by default.
-    pub skills: Vec<String>,
+    /// The tools it offers. A cross-image fork keeps a parent skill only if this image offers
+    /// every tool the skill allows.
+    pub tools: std::collections::BTreeSet<String>,
+    /// The skill snapshot a process starts from on a spawn, a root launch or a restricted fork.
+    pub skills: Vec<crate::kernel::objects::Skill>,
     /// Capabilities its program needs. These declare needs and grant nothing: delegate them
     /// explicitly at launch.
     pub required_capabilities: Vec<String>,
@@ -122,7 +123,7 @@ impl Image {
         Image {
             id: ImageId(id.to_string()),
             factory: Arc::new(move |start| Ok(program_for(start))),
-            tools: Vec::new(),
+            tools: Default::default(),
             skills: Vec::new(),
             required_capabilities: Vec::new(),
         }
@@ -131,6 +132,23 @@ impl Image {
     /// Declares a needed capability (grants nothing).
     pub fn requires(mut self, resource: &str) -> Image {
         self.required_capabilities.push(resource.to_string());
+        self
+    }
+
+    /// Declares tools it offers.
+    pub fn offers<'a>(mut self, tools: impl IntoIterator<Item = &'a str>) -> Image {
+        self.tools.extend(tools.into_iter().map(String::from));
+        self
+    }
+
+    /// Adds a default skill (a name and the tools it allows).
+    pub fn default_skill<'a>(
+        mut self,
+        name: &str,
+        allowed_tools: impl IntoIterator<Item = &'a str>,
+    ) -> Image {
+        let allowed_tools = allowed_tools.into_iter().map(String::from).collect();
+        self.skills.push(crate::kernel::objects::Skill { name: name.to_string(), allowed_tools });
         self
     }
 
@@ -174,6 +192,17 @@ impl ImageRegistry {
     /// Whether an image is registered.
     pub fn contains(&self, id: &ImageId) -> bool {
         self.images.contains_key(id)
+    }
+
+    /// What a launch's memory view needs to know of `child`, launched by a process on
+    /// `parent`. An unknown image offers nothing (the launch itself is then refused).
+    pub fn child_image(&self, parent: &ImageId, child: &ImageId) -> crate::kernel::objects::ChildImage {
+        let image = self.images.get(child);
+        crate::kernel::objects::ChildImage {
+            same_as_parent: parent == child,
+            tools: image.map(|i| i.tools.clone()).unwrap_or_default(),
+            default_skills: image.map(|i| i.skills.clone()).unwrap_or_default(),
+        }
     }
 
     /// Registered image ids, sorted.

@@ -11,6 +11,8 @@
 //!
 //! Waiting, paused and runnable rows are left as they are; their actors re-arm them.
 
+use super::actor::release_children;
+use super::memory::Memory;
 use super::shared::Shared;
 use super::telemetry::KernelEvent;
 use crate::kernel::ids::Pid;
@@ -30,10 +32,17 @@ pub struct RecoveryReport {
     pub orphans_killed: Vec<Pid>,
     /// Live rows found (after the fixes above).
     pub live: usize,
+    /// Unreleased objects whose payload did not survive: they were never checkpointed. Their
+    /// OIDs, metadata and handles are intact; reading one reports `materialized: false`.
+    pub unmaterialized_oids: Vec<crate::kernel::ids::Oid>,
 }
 
-/// Applies the recovery rules and returns the live rows, parents before children.
-pub(crate) async fn recover(store: &dyn Store) -> Result<(Vec<ProcessRow>, RecoveryReport), StoreError> {
+/// Applies the recovery rules and returns the live rows, parents before children. A row
+/// ended here releases the memory of its unmerged children, as its end would have.
+pub(crate) async fn recover(
+    store: &dyn Store,
+    memory: &Memory,
+) -> Result<(Vec<ProcessRow>, RecoveryReport), StoreError> {
     let mut all = store.processes(ProcessQuery { include_terminal: true, ..ProcessQuery::default() })?;
     // Parents before children, and each decision recorded in `status`, so that a row whose
     // parent ends here (failed closed, or killed as an orphan) ends too: no live row is left
@@ -41,8 +50,8 @@ pub(crate) async fn recover(store: &dyn Store) -> Result<(Vec<ProcessRow>, Recov
     all.sort_by_key(|r| r.depth);
     let mut status: HashMap<Pid, Status> = all.iter().map(|r| (r.pid, r.status)).collect();
     let mut report = RecoveryReport::default();
-    let mut changes = Vec::new();
     let mut live = Vec::new();
+    let mut ended = Vec::new();
     for mut row in all.into_iter().filter(|r| !r.status.is_terminal()) {
         let orphaned = row.parent.is_some_and(|p| status.get(&p).is_none_or(|s| s.is_terminal()));
         let event = if orphaned {
@@ -70,14 +79,25 @@ pub(crate) async fn recover(store: &dyn Store) -> Result<(Vec<ProcessRow>, Recov
         if let Some(event) = event {
             row.apply(event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
             status.insert(row.pid, row.status);
-            changes.push(Change::PutProcess(row.clone()));
+            ended.push(row.clone());
         }
         if !row.status.is_terminal() {
             live.push(row);
         }
     }
-    if !changes.is_empty() {
-        store.submit(changes).await?;
+    let (_, ticket) = memory
+        .plan(store, |stage| {
+            for row in &ended {
+                if row.status.is_terminal() {
+                    release_children(store, stage, row.pid);
+                }
+                stage.push(Change::PutProcess(row.clone()));
+            }
+            Ok::<_, super::calls::ToolError>(())
+        })
+        .map_err(|e| StoreError::Corrupt(e.message))?;
+    if let Some(ticket) = ticket {
+        memory.finish(ticket).await?;
     }
     live.sort_by_key(|r| r.depth);
     report.live = live.len();
@@ -131,9 +151,7 @@ pub(crate) async fn end_orphaned_subtree(shared: &Shared, pid: Pid, end: &Orphan
             continue;
         }
         let from = row.status;
-        if row.apply(end.event()).is_ok()
-            && shared.store.submit(vec![Change::PutProcess(row.clone())]).await.is_ok()
-        {
+        if row.apply(end.event()).is_ok() && commit_end(shared, &row).await {
             shared.telemetry.publish(KernelEvent::ProcessTransition {
                 pid: p,
                 transition: end.event().name(),
@@ -148,4 +166,18 @@ pub(crate) async fn end_orphaned_subtree(shared: &Shared, pid: Pid, end: &Orphan
         }
     }
     last
+}
+
+/// Commits an orphan's end together with the release of its unmerged children's memory.
+async fn commit_end(shared: &Shared, row: &ProcessRow) -> bool {
+    let store = shared.store.as_ref();
+    let committed = shared
+        .memory
+        .commit(store, |stage| {
+            release_children(store, stage, row.pid);
+            stage.push(Change::PutProcess(row.clone()));
+            Ok::<_, super::calls::ToolError>(())
+        })
+        .await;
+    committed.is_ok()
 }

@@ -1,8 +1,9 @@
-//! What every process actor of one runtime shares: the store, the images, the routing table
-//! from pid to actor, telemetry and the epoch. No kernel state lives here: each process's row
-//! is owned by its actor, and everything else is in the store.
+//! What every process actor of one runtime shares: the store, object memory, the images, the
+//! routing table from pid to actor, telemetry and the epoch. Each process's row is owned by its
+//! actor; object memory is shared because objects cross processes (forks, waits, merges).
 
 use super::actor::ProcessMsg;
+use super::memory::Memory;
 use super::program::ImageRegistry;
 use super::telemetry::Telemetry;
 use crate::kernel::ids::{Epoch, Pid};
@@ -15,6 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Runtime-wide context handed to every process actor.
 pub(crate) struct Shared {
     pub(crate) store: Arc<dyn Store>,
+    /// Object memory: the one in-memory object space and the payloads.
+    pub(crate) memory: Memory,
     pub(crate) images: ImageRegistry,
     /// Routing only: which actor runs which live process.
     pub(crate) registry: DashMap<Pid, ActorRef<ProcessMsg>>,
@@ -29,12 +32,14 @@ impl Shared {
     /// `message_seq_max`.
     pub(crate) fn new(
         store: Arc<dyn Store>,
+        memory: Memory,
         images: ImageRegistry,
         epoch: Epoch,
         message_seq_max: u64,
     ) -> Self {
         Shared {
             store,
+            memory,
             images,
             registry: DashMap::new(),
             telemetry: Telemetry::default(),

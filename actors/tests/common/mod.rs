@@ -47,6 +47,8 @@ pub(crate) fn image_read(image: &str) -> CapabilityRequest {
 /// A root on `image` in `/work` with spawn authority, read on the puppet image, and `budget`.
 pub(crate) fn root_spec(image: &str, budget: Budget) -> RootSpec {
     RootSpec {
+        clearance: None,
+        goal_labels: Default::default(),
         goal: format!("root on {image}"),
         image: ImageId::from(image),
         cwd: "/work".into(),

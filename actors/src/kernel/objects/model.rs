@@ -214,3 +214,13 @@ pub enum Collection {
     /// Its parent ended without merging it, so it was released.
     Released,
 }
+
+impl Collection {
+    /// The lowercase word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Collection::Merged => "merged",
+            Collection::Released => "released",
+        }
+    }
+}

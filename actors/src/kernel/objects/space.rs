@@ -179,6 +179,22 @@ impl ObjectSpace {
         }
     }
 
+    /// Takes back a launch view whose commit was refused: removes `pid`'s memory, the objects
+    /// it owns and the handles it holds, in memory only (the store never had them). Valid only
+    /// while nothing else refers to them, which holds for a view whose launch was never
+    /// acknowledged: nobody knows the child's pid or its goal's OID yet.
+    pub fn discard_process(&mut self, pid: Pid) {
+        self.processes.remove(&pid);
+        let held: Vec<Oid> = self.handles_of(pid).map(|h| h.oid).collect();
+        for oid in held {
+            self.apply_one(ObjectChange::RevokeHandle { holder: pid, oid });
+        }
+        let owner = Owner::Process(pid);
+        for oid in self.by_owner.remove(&owner).unwrap_or_default() {
+            self.objects.remove(&oid);
+        }
+    }
+
     fn unindex_owner(&mut self, owner: &Owner, oid: Oid) {
         if let Some(set) = self.by_owner.get_mut(owner) {
             set.remove(&oid);

@@ -5,15 +5,17 @@ use super::{ProcessActor, ProcessMsg, ProcessState, Reply};
 use crate::kernel::budget::Usage;
 use crate::kernel::ids::Pid;
 use crate::kernel::launch::{self, LaunchRequest, Parent};
-use crate::kernel::process::Event;
+use crate::kernel::objects::{ForkMode, ForkViewRequest, RootSelection, SpawnViewRequest};
+use crate::kernel::process::{Event, ProcessRow};
 use crate::kernel::status::{FailureKind, Status, WaitState};
 use crate::limits;
 use crate::runtime::calls::{
-    Call, CallOk, ChildList, ChildRow, Done, GrantView, Launched, ObjectView, ToolError, WaitResult,
+    Call, CallOk, ChildList, ChildRow, Done, ForkRequest, GrantView, LaunchView, Launched, ToolError,
+    WaitResult,
 };
 use crate::runtime::ids::UuidV7Ids;
 use crate::runtime::telemetry::KernelEvent;
-use crate::store::{Change, Envelope, ObjectOwner, ProcessQuery, StoreError};
+use crate::store::{Change, Envelope, ProcessQuery, StoreError};
 use ractor::ActorRef;
 
 impl ProcessActor {
@@ -52,7 +54,18 @@ impl ProcessActor {
         }
         let message_call = call.is_message_call();
         let result = match call {
-            Call::Spawn(request) => self.spawn(myself, state, request).await,
+            Call::Spawn(request) => self.launch(myself, state, request, None).await,
+            Call::Fork(ForkRequest { launch, mode, roots }) => {
+                self.launch(myself, state, launch, Some((mode, roots))).await
+            }
+            Call::Merge { child_pid, include_child_created } => {
+                self.merge_child(state, child_pid, include_child_created).await
+            }
+            Call::CreateObject(request) => self.create_object(state, request).await,
+            Call::WriteObject { target, payload } => self.write_object(state, target, payload).await,
+            Call::ListObjects => self.list_objects(state),
+            Call::CheckpointObject { target } => self.checkpoint_object(state, target).await,
+            Call::LoadSkills(skills) => self.load_skills(state, skills).await,
             Call::Send(request) => self.send_message(state, request).await,
             Call::Read { query, ack } => self.read_messages(state, query, ack).await,
             Call::Receive { query, ack, block } => {
@@ -118,7 +131,7 @@ impl ProcessActor {
                     .await;
                 return;
             }
-            Call::ReadObject { oid } => self.read_object(state, oid),
+            Call::ReadObject { target } => self.read_object(state, target).await,
             Call::Charge(usage) => match state.row.account.charge(&usage) {
                 Ok(()) => self.persist_row(state).await.map(|_| done(state)),
                 Err(e) => {
@@ -144,39 +157,71 @@ impl ProcessActor {
         self.begin_ending(myself, state, event, None).await;
     }
 
-    async fn spawn(
+    /// Launches a child: `spawn_child_process` (`fork` is `None`: a goal-only view) or
+    /// `fork_child_process`. The memory view is approved before the launch, so a denial of
+    /// either takes no pid; the view, the child's row, its grants and the parent's account
+    /// commit in one change set.
+    async fn launch(
         &self,
         myself: &ActorRef<ProcessMsg>,
         state: &mut ProcessState,
         request: LaunchRequest,
+        fork: Option<(ForkMode, RootSelection)>,
     ) -> Result<CallOk, ToolError> {
         let elapsed_ms = state.wall_before_ms
             + state.started_at.map_or(0, |s| u64::try_from(s.elapsed().as_millis()).unwrap_or(u64::MAX));
+        let me = state.pid();
+        let image_id = request.image.clone().unwrap_or_else(|| state.row.image.clone());
+        let child_image = self.shared.images.child_image(&state.row.image, &image_id);
+        let memory = &self.shared.memory;
         let parent =
             Parent { row: &state.row, grants: &state.grants, elapsed_ms, children: state.children_total };
         let images = &self.shared.images;
-        let plan = launch::plan_launch(parent, &request, &|id| images.contains(id), &mut UuidV7Ids);
-        let plan = match plan {
-            Ok(plan) => plan,
+        let staged = memory.plan(self.shared.store.as_ref(), |stage| {
+            let clearance = request.clearance.clone();
+            let approval = match &fork {
+                None => stage.space().plan_spawn_view(&SpawnViewRequest {
+                    parent: me,
+                    clearance,
+                    default_skills: child_image.default_skills,
+                }),
+                Some((mode, roots)) => stage.space().plan_fork_view(&ForkViewRequest {
+                    parent: me,
+                    mode: *mode,
+                    roots: roots.clone(),
+                    clearance,
+                    image: child_image,
+                }),
+            }?;
+            let plan = launch::plan_launch(parent, &request, &|id| images.contains(id), &mut UuidV7Ids)?;
+            let view = stage.space().materialize_view(approval, plan.child.pid, &mut UuidV7Ids)?;
+            let mut parent_row = parent.row.clone();
+            parent_row.account = plan.parent_account;
+            stage.apply(view.changes.clone());
+            stage.put_payload(view.goal, serde_json::Value::String(plan.child.goal.clone()), true);
+            stage.push(Change::PutProcess(plan.child.clone()));
+            stage.extend(plan.grants.iter().cloned().map(Change::PutGrant));
+            stage.push(Change::PutProcess(parent_row.clone()));
+            Ok::<_, ToolError>((plan.child, plan.grants, view, parent_row))
+        });
+        let ((child, grants, view, parent_row), ticket) = match staged {
+            Ok((planned, Some(ticket))) => (planned, ticket),
+            Ok((_, None)) => return Err(ToolError::new("internal", "a launch staged no changes")),
             Err(denied) => {
                 self.shared.telemetry.publish(KernelEvent::LaunchDenied {
-                    parent: state.pid(),
-                    code: denied.code().to_string(),
-                    message: denied.to_string(),
+                    parent: me,
+                    code: denied.code.clone(),
+                    message: denied.message.clone(),
                 });
-                return Err(denied.into());
+                return Err(denied);
             }
         };
-        let mut parent_row = state.row.clone();
-        parent_row.account = plan.parent_account;
-        let mut changes = vec![Change::PutProcess(plan.child.clone())];
-        changes.extend(plan.grants.iter().cloned().map(Change::PutGrant));
-        changes.push(Change::PutProcess(parent_row.clone()));
-        match self.shared.store.submit(changes).await {
+        match memory.finish(ticket).await {
             Ok(_) => {}
             Err(StoreError::SourceGrantRevoked { source_grant }) => {
+                memory.discard_launch(child.pid);
                 // Revoked between our check and the commit: refresh and refuse.
-                if let Ok(grants) = self.shared.store.grants_of(state.pid()) {
+                if let Ok(grants) = self.shared.store.grants_of(me) {
                     state.grants = grants;
                 }
                 return Err(ToolError::new(
@@ -190,7 +235,6 @@ impl ProcessActor {
         }
         state.row = parent_row;
         state.children_total += 1;
-        let child = plan.child;
         let launched = Launched {
             pid: child.pid,
             status: child.status,
@@ -199,7 +243,15 @@ impl ProcessActor {
             depth: child.depth,
             state_generation: child.state_generation,
             resource_budget: child.account.limit,
-            capabilities: plan.grants.iter().map(GrantView::from).collect(),
+            capabilities: grants.iter().map(GrantView::from).collect(),
+            view: LaunchView {
+                goal_oid: Some(view.goal),
+                roots: view.roots,
+                mode: fork.map(|(mode, _)| mode),
+                skills: view.skills.into_iter().map(|s| s.name).collect(),
+                dropped_skills: view.dropped_skills,
+                released_roots: view.released_roots,
+            },
         };
         self.shared.telemetry.publish(KernelEvent::ProcessLaunched {
             pid: child.pid,
@@ -208,7 +260,7 @@ impl ProcessActor {
             depth: child.depth,
         });
         let pid = child.pid;
-        if let Err(e) = self.spawn_child_actor(myself, state, child, plan.grants, false).await {
+        if let Err(e) = self.spawn_child_actor(myself, state, child, grants, false).await {
             let message = format!("its actor could not start: {e}");
             if let Some(row) = crate::runtime::recovery::end_orphaned_subtree(
                 &self.shared,
@@ -250,7 +302,7 @@ impl ProcessActor {
             Err(e) => return Some((Err(e), reply)),
         };
         if child.status.is_terminal() {
-            return Some((Ok(CallOk::Waited(ready_result(&child, false))), reply));
+            return Some((self.ready_wait(state, &child).await, reply));
         }
         if !block {
             let result = WaitResult { ready: false, ..ready_result(&child, false) };
@@ -264,31 +316,19 @@ impl ProcessActor {
         None
     }
 
-    fn read_object(&self, state: &ProcessState, oid: crate::kernel::ids::Oid) -> Result<CallOk, ToolError> {
-        let record = self
-            .shared
-            .store
-            .object(oid)
-            .map_err(|e| ToolError::store(&e))?
-            .ok_or_else(|| ToolError::new("unknown_object", format!("no object {oid}")))?;
+    /// A wait on a terminal child: grants the result handle (one commit) and answers.
+    async fn ready_wait(&self, state: &ProcessState, child: &ProcessRow) -> Result<CallOk, ToolError> {
         let me = state.pid();
-        let allowed = match record.owner {
-            ObjectOwner::Process(p) | ObjectOwner::ProcessResult(p) if p == me => true,
-            ObjectOwner::ProcessResult(p) => {
-                matches!(self.shared.store.process(p), Ok(Some(row)) if row.parent == Some(me))
-            }
-            _ => false,
-        };
-        if !allowed {
-            return Err(ToolError::new(
-                "object_access_denied",
-                format!(
-                    "{me} holds no handle to {oid}: only its own objects and its direct children's results are readable"
-                ),
-            ));
-        }
-        let payload = record.payload.as_ref().and_then(|env| env.to_json().ok());
-        Ok(CallOk::Object(ObjectView { oid, kind: record.kind, materialized: payload.is_some(), payload }))
+        let result = self
+            .shared
+            .memory
+            .commit(self.shared.store.as_ref(), |stage| {
+                let mut result = ready_result(child, false);
+                super::objects::grant_result(stage, me, &mut result);
+                Ok::<_, ToolError>(result)
+            })
+            .await?;
+        Ok(CallOk::Waited(result))
     }
 
     async fn checkpoint(&self, state: &mut ProcessState, bytes: Vec<u8>) -> Result<CallOk, ToolError> {

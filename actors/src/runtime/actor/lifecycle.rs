@@ -1,16 +1,17 @@
 //! Starting, suspending, resuming and ending a process.
 
 use super::{Ending, ProcessActor, ProcessMsg, ProcessState, Reply, Run};
-use crate::kernel::ids::IdSource;
 use crate::kernel::process::Event;
+use crate::kernel::process::ProcessRow;
 use crate::kernel::status::{FailureKind, PauseReason, Sender, SignalKind, Status, WaitState};
 use crate::runtime::calls::{CallOk, ExitResult, SignalResult, ToolError, WaitResult};
 use crate::runtime::context::ProcessContext;
 use crate::runtime::ids::UuidV7Ids;
+use crate::runtime::memory::Stage;
 use crate::runtime::program::{BoxFuture, ProgramResult};
 use crate::runtime::program::{ProgramStart, StartKind};
 use crate::runtime::telemetry::KernelEvent;
-use crate::store::{Change, Envelope, ObjectOwner, ObjectRecord};
+use crate::store::Change;
 use ractor::ActorRef;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -27,6 +28,48 @@ impl ProcessActor {
         event: Event,
         extra: Vec<Change>,
     ) -> Result<(), ToolError> {
+        let (next, from, name) = self.next_row(state, event)?;
+        let mut changes = extra;
+        changes.push(Change::PutProcess(next.clone()));
+        self.shared.store.submit(changes).await.map_err(|e| ToolError::store(&e))?;
+        self.adopt(state, next, from, name);
+        Ok(())
+    }
+
+    /// A transition with object-memory changes: `objects` plans them under a memory stage and
+    /// returns the event; the object changes and the new row commit in one change set. If the
+    /// event is then refused, the staged object changes still commit (they are applied in
+    /// memory already; `Memory::plan` submits whatever was staged) and the refusal is
+    /// returned.
+    pub(crate) async fn transition_staged<T>(
+        &self,
+        state: &mut ProcessState,
+        objects: impl FnOnce(&mut Stage<'_>) -> (Event, T),
+    ) -> Result<T, ToolError> {
+        let memory = &self.shared.memory;
+        let planned = memory.plan(self.shared.store.as_ref(), |stage| {
+            let (event, value) = objects(stage);
+            let next = self.next_row(state, event)?;
+            stage.push(Change::PutProcess(next.0.clone()));
+            Ok::<_, ToolError>((next, value))
+        });
+        let (((next, from, name), value), ticket) = match planned {
+            Ok(planned) => planned,
+            Err(e) => return Err(e),
+        };
+        if let Some(ticket) = ticket {
+            memory.finish(ticket).await.map_err(|e| ToolError::store(&e))?;
+        }
+        self.adopt(state, next, from, name);
+        Ok(value)
+    }
+
+    /// The row after `event`, with the wall time so far recorded.
+    fn next_row(
+        &self,
+        state: &ProcessState,
+        event: Event,
+    ) -> Result<(ProcessRow, Status, &'static str), ToolError> {
         let mut next = state.row.clone();
         let from = next.status;
         let name = event.name();
@@ -36,9 +79,11 @@ impl ProcessActor {
         if let Some(started) = state.started_at {
             next.account.record_wall_time(state.wall_before_ms + elapsed_ms(started));
         }
-        let mut changes = extra;
-        changes.push(Change::PutProcess(next.clone()));
-        self.shared.store.submit(changes).await.map_err(|e| ToolError::store(&e))?;
+        Ok((next, from, name))
+    }
+
+    /// Adopts a committed row and publishes the transition.
+    fn adopt(&self, state: &mut ProcessState, next: ProcessRow, from: Status, name: &'static str) {
         state.row = next;
         self.shared.telemetry.publish(KernelEvent::ProcessTransition {
             pid: state.row.pid,
@@ -48,7 +93,6 @@ impl ProcessActor {
             state_generation: state.row.state_generation,
             outcome: state.row.outcome.clone(),
         });
-        Ok(())
     }
 
     /// Commits the row as it is in memory (an account change; no transition).
@@ -115,13 +159,23 @@ impl ProcessActor {
         let pending = state.pending_wait.take().map(|(_, reply)| reply);
         let event = Event::WaitSatisfied { epoch: self.shared.epoch, claim: restart };
         let was_paused = state.row.status == Status::Paused;
-        if let Err(e) = self.transition(state, event, Vec::new()).await {
-            if let Some(reply) = pending {
-                let _ = reply.send(Err(e));
+        let me = state.pid();
+        let staged = self
+            .transition_staged(state, |stage| {
+                let mut result = ready_result(child, true);
+                super::objects::grant_result(stage, me, &mut result);
+                (event, result)
+            })
+            .await;
+        let result = match staged {
+            Ok(result) => result,
+            Err(e) => {
+                if let Some(reply) = pending {
+                    let _ = reply.send(Err(e));
+                }
+                return;
             }
-            return;
-        }
-        let result = ready_result(child, true);
+        };
         if was_paused {
             state.deferred_wait = Some((CallOk::Waited(result), pending));
             return;
@@ -284,21 +338,35 @@ impl ProcessActor {
     /// Commits the outcome, answers everyone, tells the parent, stops the actor.
     pub(crate) async fn finish_ending(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
         let Some(ending) = state.ending.take() else { return };
-        let mut extra = Vec::new();
-        let mut event = ending.event;
-        if let (Event::Exit { .. }, Some(payload)) = (&event, &ending.payload) {
-            let oid = UuidV7Ids.oid();
-            extra.push(Change::PutObject(ObjectRecord {
-                oid,
-                owner: ObjectOwner::ProcessResult(state.pid()),
-                kind: "process_result".into(),
-                payload: Some(Envelope::json(payload)),
-            }));
-            event = Event::Exit { result_oid: Some(oid) };
-        }
+        let me = state.pid();
+        let shared = &self.shared;
+        let (event, payload) = (ending.event, ending.payload);
         // Exit is only legal from `running`; a process told to exit in any other live status
-        // (it cannot be, calls are held while paused) would be an internal error.
-        let result = self.transition(state, event, extra).await;
+        // (it cannot be, calls are held while paused) would be an internal error. The result
+        // object, the release of unmerged children's memory and the outcome are one commit.
+        let result = self
+            .transition_staged(state, |stage| {
+                let event = match (event, payload) {
+                    (Event::Exit { .. }, Some(payload)) => {
+                        match stage.space().plan_exit_result(me, &mut UuidV7Ids) {
+                            Ok(plan) => {
+                                stage.apply(plan.changes);
+                                // A result's payload is durable: it is the evidence a parent reads.
+                                stage.put_payload(plan.oid, payload, true);
+                                Event::Exit { result_oid: Some(plan.oid) }
+                            }
+                            Err(e) => Event::Fail {
+                                kind: FailureKind::InvariantViolation,
+                                message: format!("its exit result could not be recorded: {e}"),
+                            },
+                        }
+                    }
+                    (event, _) => event,
+                };
+                super::objects::release_children(shared.store.as_ref(), stage, me);
+                (event, ())
+            })
+            .await;
         match &result {
             Ok(()) => {
                 if let Some(reply) = ending.exit_reply {
@@ -406,6 +474,8 @@ pub(crate) fn ready_result(child: &crate::kernel::process::ProcessRow, suspended
         outcome: child.outcome.clone(),
         result_oid: child.result_oid,
         suspended,
+        result_handle: false,
+        result_denied: None,
     }
 }
 

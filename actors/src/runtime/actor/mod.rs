@@ -13,7 +13,9 @@
 mod calls;
 mod lifecycle;
 mod mailbox;
+mod objects;
 pub(crate) use mailbox::deliver;
+pub(crate) use objects::release_children;
 mod signals;
 
 use super::calls::{Call, CallOk, CallReply, ToolError};

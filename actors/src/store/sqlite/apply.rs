@@ -159,7 +159,6 @@ fn put_grant(conn: &Connection, c: &GrantColumns) -> rusqlite::Result<()> {
     Ok(())
 }
 
-
 /// Inserts a message. A message id is written once: putting the same message again (equal in
 /// every column but `acked`) changes nothing, so a redelivery is harmless and an acknowledged
 /// message stays acknowledged; a different message under an id already stored refuses the

@@ -28,7 +28,6 @@ pub(super) const GRANT_COLUMNS: &str =
 
 /// The `objects` columns, in the order [`ObjectColumns`] binds and [`RawObject`] reads.
 
-
 /// The `messages` columns, in the order [`MessageColumns`] binds and [`RawMessage`] reads.
 pub(super) const MESSAGE_COLUMNS: &str = "message_id, recipient, seq, sender_kind, sender_pid, \
      kind, channel, correlation_id, reply_to, body, payload, labels, acked";
@@ -284,7 +283,6 @@ pub(super) fn grant_id(text: &str) -> Result<GrantId, StoreError> {
 pub(super) fn pid(text: &str) -> Result<Pid, StoreError> {
     id(text, "pid")
 }
-
 
 /// Decodes a stored envelope.
 pub(super) fn envelope(bytes: &[u8], whose: &str) -> Result<Envelope, StoreError> {

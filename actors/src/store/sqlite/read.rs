@@ -3,10 +3,7 @@
 //! In WAL mode a reader sees the last transaction committed before its statement began and
 //! never waits for the writer, so reads see committed data only and do not stall commits.
 
-use super::codec::{
-    self, GRANT_COLUMNS, MESSAGE_COLUMNS, PROCESS_COLUMNS, RawGrant, RawMessage,
-    RawProcess,
-};
+use super::codec::{self, GRANT_COLUMNS, MESSAGE_COLUMNS, PROCESS_COLUMNS, RawGrant, RawMessage, RawProcess};
 use super::schema::{self, LIVE_STATUS};
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, Oid, Pid};

@@ -13,6 +13,12 @@ use crate::kernel::status::{Outcome, PauseReason, SignalKind, Status, WaitState}
 use crate::store::StoreError;
 use serde::{Deserialize, Serialize};
 
+mod objects;
+pub use objects::{
+    CreateObject, ForkRequest, HandleView, LaunchView, MemoryReport, MergeResult, ObjectCreated,
+    ObjectTarget, ObjectView, ObjectWritten, OwnedObject, SkillsLoaded,
+};
+
 /// A call from a process to the kernel.
 #[derive(Clone, Debug)]
 pub enum Call {
@@ -44,11 +50,39 @@ pub enum Call {
         /// The result payload, made into a PROCESS_RESULT object.
         payload: Option<serde_json::Value>,
     },
-    /// `read_object`: reads an object's durable payload.
+    /// `fork_child_process`.
+    Fork(ForkRequest),
+    /// `merge_child_memory`.
+    Merge {
+        /// A direct, terminal child.
+        child_pid: Pid,
+        /// Also consider the child's process-owned objects that are not roots.
+        include_child_created: bool,
+    },
+    /// `create_object`.
+    CreateObject(CreateObject),
+    /// `read_object`: reads a payload through a handle with `read`; raises the caller's
+    /// context by the object's labels.
     ReadObject {
         /// The object.
-        oid: Oid,
+        target: ObjectTarget,
     },
+    /// `write_object`: replaces a payload through a handle with `write`.
+    WriteObject {
+        /// The object.
+        target: ObjectTarget,
+        /// The new payload.
+        payload: serde_json::Value,
+    },
+    /// `list_objects`: the caller's namespace, roots, handles and owned objects.
+    ListObjects,
+    /// `checkpoint_object`: makes a payload durable (this and every later write).
+    CheckpointObject {
+        /// The object; the caller needs `write` on it.
+        target: ObjectTarget,
+    },
+    /// `load_skills`: replaces the caller's loaded skill snapshot.
+    LoadSkills(Vec<crate::kernel::objects::Skill>),
     /// `send_process_message`.
     Send(SendRequest),
     /// `read_process_messages`: an immediate snapshot of the caller's mailbox.
@@ -82,7 +116,14 @@ impl Call {
             Call::Wait { .. } => "wait_child_process",
             Call::Signal { .. } => "signal_child_process",
             Call::Exit { .. } => "process_exit",
+            Call::Fork(_) => "fork_child_process",
+            Call::Merge { .. } => "merge_child_memory",
+            Call::CreateObject(_) => "create_object",
             Call::ReadObject { .. } => "read_object",
+            Call::WriteObject { .. } => "write_object",
+            Call::ListObjects => "list_objects",
+            Call::CheckpointObject { .. } => "checkpoint_object",
+            Call::LoadSkills(_) => "load_skills",
             Call::Send(_) => "send_process_message",
             Call::Read { .. } => "read_process_messages",
             Call::Receive { .. } => "receive_process_messages",
@@ -108,8 +149,18 @@ impl Call {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum CallOk {
-    /// From `spawn_child_process`.
+    /// From `spawn_child_process` and `fork_child_process`.
     Spawned(Launched),
+    /// From `merge_child_memory`.
+    Merged(MergeResult),
+    /// From `create_object`.
+    Created(ObjectCreated),
+    /// From `write_object` and `checkpoint_object`.
+    Written(ObjectWritten),
+    /// From `list_objects`.
+    Memory(Box<MemoryReport>),
+    /// From `load_skills`.
+    SkillsLoaded(SkillsLoaded),
     /// From `list_child_processes`.
     Listed(ChildList),
     /// From `wait_child_process`.
@@ -282,6 +333,9 @@ pub struct Launched {
     pub resource_budget: Budget,
     /// Its delegated grants.
     pub capabilities: Vec<GrantView>,
+    /// Its memory view: goal, roots, skills (and, for a fork, the mode and what was dropped).
+    #[serde(flatten)]
+    pub view: LaunchView,
 }
 
 /// One row of `list_child_processes`.
@@ -367,6 +421,13 @@ pub struct WaitResult {
     /// Whether this call suspended the caller (`waiting_event`) before answering. A suspended
     /// wait ended the caller's tool batch.
     pub suspended: bool,
+    /// Whether the caller now holds a `read` handle on `result_oid`. A non-null OID is not
+    /// proof the payload survived: read it (`materialized`).
+    pub result_handle: bool,
+    /// Why no handle was granted on an existing result (data flow, or the result was already
+    /// released by a merge).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_denied: Option<ToolError>,
 }
 
 /// The result of `signal_child_process`.
@@ -395,19 +456,6 @@ pub struct ExitResult {
     pub result_oid: Option<Oid>,
     /// Its final generation.
     pub state_generation: u64,
-}
-
-/// An object's payload as read.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct ObjectView {
-    /// The object.
-    pub oid: Oid,
-    /// Its kind.
-    pub kind: String,
-    /// Its payload, if durable and present.
-    pub payload: Option<serde_json::Value>,
-    /// Whether the payload could be materialized.
-    pub materialized: bool,
 }
 
 /// A refused or failed call. `code` is stable and machine-readable; `message` says what to do.

@@ -1,0 +1,287 @@
+//! Object-memory calls: create, read, write, list, checkpoint, load skills, merge; and the
+//! object side of waits and ends (result handles, result objects, releases).
+
+use super::{ProcessActor, ProcessState};
+use crate::kernel::ids::{Oid, Pid};
+use crate::kernel::objects::{CreateRequest, ObjectError, ObjectRights, ObjectSpace, ReleasePlan, Skill};
+use crate::limits;
+use crate::runtime::calls::{
+    CallOk, CreateObject, MemoryReport, MergeResult, ObjectCreated, ObjectTarget, ObjectView, ObjectWritten,
+    SkillsLoaded, ToolError, WaitResult,
+};
+use crate::runtime::ids::UuidV7Ids;
+use crate::runtime::memory::{Lookup, Stage};
+use crate::store::{ProcessQuery, Store};
+
+impl ProcessActor {
+    /// `create_object`.
+    pub(crate) async fn create_object(
+        &self,
+        state: &ProcessState,
+        req: CreateObject,
+    ) -> Result<CallOk, ToolError> {
+        check_payload_size(&req.payload)?;
+        let me = state.pid();
+        let request = CreateRequest {
+            holder: me,
+            name: req.name.clone(),
+            labels: req.labels,
+            ephemeral: req.ephemeral,
+            root: req.root,
+        };
+        let (oid, labels) = self
+            .shared
+            .memory
+            .commit(self.shared.store.as_ref(), |stage| {
+                let plan = stage.space().plan_create(&request, &mut UuidV7Ids)?;
+                stage.apply(plan.changes);
+                stage.put_payload(plan.oid, req.payload, req.durable);
+                Ok::<_, ToolError>((plan.oid, labels_of(stage.space(), plan.oid)))
+            })
+            .await?;
+        Ok(CallOk::Created(ObjectCreated {
+            oid,
+            name: req.name,
+            labels,
+            root: req.root,
+            ephemeral: req.ephemeral,
+            durable: req.durable,
+        }))
+    }
+
+    /// `read_object`: needs `read`; raises the caller's context by the object's labels. A
+    /// payload that did not survive a reopen reads as `materialized: false` and raises nothing.
+    pub(crate) async fn read_object(
+        &self,
+        state: &ProcessState,
+        target: ObjectTarget,
+    ) -> Result<CallOk, ToolError> {
+        let me = state.pid();
+        let memory = &self.shared.memory;
+        let (oid, kind) = memory.read(|space| {
+            let oid = resolve(space, me, &target)?;
+            space.plan_read(me, oid)?;
+            Ok::<_, ToolError>((
+                oid,
+                space.object(oid).map(|o| o.kind.as_str().to_string()).unwrap_or_default(),
+            ))
+        })?;
+        let payload = match memory.payload(self.shared.store.as_ref(), oid)? {
+            Lookup::Found(payload) => payload,
+            Lookup::NotMaterializable => {
+                let labels = memory.read(|space| labels_of(space, oid));
+                return Ok(CallOk::Object(ObjectView {
+                    oid,
+                    kind,
+                    labels,
+                    payload: None,
+                    materialized: false,
+                    durable: false,
+                }));
+            }
+        };
+        let labels = memory
+            .commit(self.shared.store.as_ref(), |stage| {
+                // Planned again under the stage: the handle may have gone since the check above.
+                let plan = stage.space().plan_read(me, oid)?;
+                stage.apply(plan.changes);
+                Ok::<_, ToolError>(plan.labels)
+            })
+            .await?;
+        Ok(CallOk::Object(ObjectView {
+            oid,
+            kind,
+            labels: labels.into_iter().collect(),
+            payload: Some(payload.value),
+            materialized: true,
+            durable: payload.durable,
+        }))
+    }
+
+    /// `write_object`: needs `write` on a handle that is not a speculative view. The object
+    /// takes the writer's context labels; a durable object's payload is committed with it.
+    pub(crate) async fn write_object(
+        &self,
+        state: &ProcessState,
+        target: ObjectTarget,
+        payload: serde_json::Value,
+    ) -> Result<CallOk, ToolError> {
+        check_payload_size(&payload)?;
+        let me = state.pid();
+        let memory = &self.shared.memory;
+        let (oid, labels, durable) = memory
+            .commit(self.shared.store.as_ref(), |stage| {
+                let oid = resolve(stage.space(), me, &target)?;
+                let changes = stage.space().plan_write(me, oid)?;
+                stage.apply(changes);
+                let durable = memory.is_durable(oid);
+                stage.put_payload(oid, payload, durable);
+                Ok::<_, ToolError>((oid, labels_of(stage.space(), oid), durable))
+            })
+            .await?;
+        Ok(CallOk::Written(ObjectWritten { oid, labels, durable }))
+    }
+
+    /// `checkpoint_object`: makes a payload durable, now and for every later write. Needs
+    /// `write` (durability costs the owner's storage); refused for a payload that is already
+    /// gone.
+    pub(crate) async fn checkpoint_object(
+        &self,
+        state: &ProcessState,
+        target: ObjectTarget,
+    ) -> Result<CallOk, ToolError> {
+        let me = state.pid();
+        let memory = &self.shared.memory;
+        let oid = memory.read(|space| {
+            let oid = resolve(space, me, &target)?;
+            let handle = space.handle(me, oid);
+            let held = handle.map_or(ObjectRights::empty(), |h| h.rights);
+            if let Some(right) = held.first_missing(ObjectRights::WRITE) {
+                return Err(ToolError::from(ObjectError::MissingRight { holder: me, oid, right, held }));
+            }
+            Ok(oid)
+        })?;
+        let payload = match memory.payload(self.shared.store.as_ref(), oid)? {
+            Lookup::Found(payload) => payload,
+            Lookup::NotMaterializable => return Err(not_materializable(oid)),
+        };
+        let labels = memory
+            .commit(self.shared.store.as_ref(), |stage| {
+                stage.put_payload(oid, payload.value, true);
+                Ok::<_, ToolError>(labels_of(stage.space(), oid))
+            })
+            .await?;
+        Ok(CallOk::Written(ObjectWritten { oid, labels, durable: true }))
+    }
+
+    /// `list_objects`: the caller's own memory.
+    pub(crate) fn list_objects(&self, state: &ProcessState) -> Result<CallOk, ToolError> {
+        let me = state.pid();
+        self.shared
+            .memory
+            .read(|space| MemoryReport::of(space, me))
+            .map(|report| CallOk::Memory(Box::new(report)))
+            .ok_or_else(|| ToolError::from(ObjectError::UnknownProcess { pid: me }))
+    }
+
+    /// `load_skills`: replaces the caller's loaded skill snapshot.
+    pub(crate) async fn load_skills(
+        &self,
+        state: &ProcessState,
+        skills: Vec<Skill>,
+    ) -> Result<CallOk, ToolError> {
+        let me = state.pid();
+        self.shared
+            .memory
+            .commit(self.shared.store.as_ref(), |stage| {
+                let changes = stage.space().plan_load_skills(me, skills.clone())?;
+                stage.apply(changes);
+                Ok::<_, ToolError>(())
+            })
+            .await?;
+        Ok(CallOk::SkillsLoaded(SkillsLoaded { skills }))
+    }
+
+    /// `merge_child_memory`: a direct, terminal child; one transaction.
+    pub(crate) async fn merge_child(
+        &self,
+        state: &ProcessState,
+        child_pid: Pid,
+        include_child_created: bool,
+    ) -> Result<CallOk, ToolError> {
+        let child = self.direct_child(state, child_pid)?;
+        if !child.status.is_terminal() {
+            return Err(ToolError::new(
+                "child_not_terminal",
+                format!(
+                    "{child_pid} is {}; merge_child_memory needs a terminal child (wait for it first)",
+                    child.status
+                ),
+            ));
+        }
+        let me = state.pid();
+        let plan = self
+            .shared
+            .memory
+            .commit(self.shared.store.as_ref(), |stage| {
+                let plan = stage.space().plan_merge(me, child_pid, include_child_created)?;
+                stage.apply(plan.changes.clone());
+                Ok::<_, ToolError>(plan)
+            })
+            .await?;
+        Ok(CallOk::Merged(MergeResult {
+            child_pid,
+            merged_oids: plan.merged_oids,
+            skipped_oids: plan.skipped_oids,
+        }))
+    }
+}
+
+/// Grants `parent` a read handle on `child`'s result, if it has one, into `result`: granted,
+/// or denied with the reason (data flow; released by a merge). Stages the grant.
+pub(crate) fn grant_result(stage: &mut Stage<'_>, parent: Pid, result: &mut WaitResult) {
+    match stage.space().grant_result_handle(parent, result.child_pid) {
+        Ok(Some(plan)) => {
+            stage.apply(plan.changes);
+            result.result_handle = true;
+        }
+        Ok(None) => {}
+        Err(e) => result.result_denied = Some(e.into()),
+    }
+}
+
+/// Stages the release of the memory of `parent`'s unmerged children (at `parent`'s end).
+pub(crate) fn release_children(store: &dyn Store, stage: &mut Stage<'_>, parent: Pid) -> ReleasePlan {
+    let query = ProcessQuery { parent: Some(parent), include_terminal: true, ..ProcessQuery::default() };
+    let children: Vec<Pid> = match store.processes(query) {
+        Ok(rows) => rows.into_iter().map(|r| r.pid).collect(),
+        Err(e) => {
+            tracing::error!(%parent, error = %e, "failed to list children to release their memory");
+            return ReleasePlan::default();
+        }
+    };
+    match stage.space().release_unmerged_children(parent, &children) {
+        Ok(plan) => {
+            stage.apply(plan.changes.clone());
+            plan
+        }
+        // A process without memory (written by an older build) has nothing to release.
+        Err(_) => ReleasePlan::default(),
+    }
+}
+
+fn resolve(space: &ObjectSpace, me: Pid, target: &ObjectTarget) -> Result<Oid, ToolError> {
+    match target {
+        ObjectTarget::Oid(oid) => Ok(*oid),
+        ObjectTarget::Name(name) => {
+            space.process(me).and_then(|m| m.namespace.get(name).copied()).ok_or_else(|| {
+                ToolError::new("unknown_name", format!("{me} binds no object to the name {name:?}"))
+            })
+        }
+    }
+}
+
+fn labels_of(space: &ObjectSpace, oid: Oid) -> Vec<String> {
+    space.object(oid).map(|o| o.labels.iter().cloned().collect()).unwrap_or_default()
+}
+
+fn check_payload_size(payload: &serde_json::Value) -> Result<(), ToolError> {
+    let size = payload.to_string().len();
+    if size > limits::OBJECT_BYTES_MAX {
+        return Err(ToolError::new(
+            "payload_too_large",
+            format!("the payload is {size} bytes; the limit is {}", limits::OBJECT_BYTES_MAX),
+        ));
+    }
+    Ok(())
+}
+
+/// The payload of `oid` did not survive a reopen.
+pub(crate) fn not_materializable(oid: Oid) -> ToolError {
+    ToolError::new(
+        "not_materializable",
+        format!(
+            "the payload of {oid} was runtime-local and did not survive a reopen; its metadata and handles did (only checkpointed payloads are restored)"
+        ),
+    )
+}
