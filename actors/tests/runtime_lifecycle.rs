@@ -12,7 +12,7 @@ use agentvisor_actors::kernel::launch::LaunchRequest;
 use agentvisor_actors::kernel::status::{
     FailureKind, Outcome, PauseReason, Sender, SignalKind, Status, WaitState,
 };
-use agentvisor_actors::runtime::calls::{Call, CallOk};
+use agentvisor_actors::runtime::calls::{Call, CallOk, ObjectTarget};
 use agentvisor_actors::runtime::program::{Image, ProgramResult, program_fn};
 use agentvisor_actors::runtime::telemetry::KernelEvent;
 use agentvisor_actors::runtime::{BatchItem, Runtime, RuntimeOptions};
@@ -126,7 +126,8 @@ async fn a_blocking_wait_suspends_the_caller_and_resumes_it_with_the_outcome() {
     assert_eq!(w.outcome, Some(Outcome::Exited { result_oid: Some(oid) }));
     let parent = row(&rt, root);
     assert_eq!((parent.status, parent.wait_state), (Status::Running, None));
-    match rt.call_as(root, Call::ReadObject { oid }).await {
+    assert!(w.result_handle, "the wait grants a handle on the result: {w:?}");
+    match rt.call_as(root, Call::ReadObject { target: ObjectTarget::Oid(oid) }).await {
         Ok(CallOk::Object(o)) => {
             assert!(o.materialized);
             assert_eq!(o.payload, Some(json!({ "answer": 42 })));

@@ -15,7 +15,7 @@ use agentvisor_actors::kernel::process::{Event, ProcessRow};
 use agentvisor_actors::kernel::status::{
     FailureKind, Outcome, PauseReason, Sender, SignalKind, Status, WaitState,
 };
-use agentvisor_actors::runtime::calls::{Call, CallOk, WaitResult};
+use agentvisor_actors::runtime::calls::{Call, CallOk, ObjectTarget, WaitResult};
 use agentvisor_actors::runtime::ids::UuidV7Ids;
 use agentvisor_actors::runtime::program::{Image, StartKind, program_fn};
 use agentvisor_actors::runtime::{DB_FILE, RecoveryReport, Runtime, RuntimeError, RuntimeOptions};
@@ -238,8 +238,8 @@ async fn rows_links_and_outcomes_survive_a_reopen(backing: Backing) {
     );
     assert_eq!(row(&rt, d).parent, Some(c));
     assert_eq!(rt.grants_of(c).expect("grants"), grants_before);
-    let object = rt.object(result_oid).expect("read").expect("the result object survives");
-    assert_eq!(object.payload.expect("a durable payload").to_json().expect("json"), json!({ "v": 1 }));
+    assert!(rt.object(result_oid).is_some_and(|o| !o.released), "the result object survives");
+    assert_eq!(rt.payload(result_oid).expect("read"), Some(json!({ "v": 1 })), "a durable payload");
 
     // The parent, resumed, still sees its children and reads its child's result.
     let resumed = rt.signal(root, SignalKind::Resume, None).await.expect("resume");
@@ -247,7 +247,7 @@ async fn rows_links_and_outcomes_survive_a_reopen(backing: Backing) {
     let listed = list(&rt, root, true).await;
     let statuses: Vec<Status> = listed.children.iter().map(|c| c.status).collect();
     assert_eq!(statuses, [Status::Exited, Status::Killed, Status::Paused]);
-    match rt.call_as(root, Call::ReadObject { oid: result_oid }).await {
+    match rt.call_as(root, Call::ReadObject { target: ObjectTarget::Oid(result_oid) }).await {
         Ok(CallOk::Object(o)) => assert_eq!(o.payload, Some(json!({ "v": 1 }))),
         other => panic!("{other:?}"),
     }

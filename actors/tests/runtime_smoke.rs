@@ -37,6 +37,7 @@ async fn parent_spawns_waits_and_reads_result() {
                         inherit_capabilities: vec![],
                         inherit_paths: vec![],
                         resource_budget: None,
+                        clearance: None,
                     })
                     .await?;
                 assert_eq!(l.status, Status::Runnable);
@@ -74,7 +75,7 @@ async fn parent_spawns_waits_and_reads_result() {
         .expect("root");
     let row = rt.wait_terminal(pid).await.expect("wait");
     assert_eq!(row.status, Status::Exited, "{row:?}");
-    let obj = rt.object(row.result_oid.expect("oid")).expect("read").expect("obj");
-    assert_eq!(obj.payload.expect("p").to_json().expect("json")["total"], 6);
+    let obj = rt.payload(row.result_oid.expect("oid")).expect("read").expect("payload");
+    assert_eq!(obj["total"], 6);
     rt.shutdown().await.expect("shutdown");
 }

@@ -71,10 +71,8 @@ impl Memory {
     /// Opens a stage: the lock under which a plan is made, applied and submitted.
     pub(crate) fn stage(&self) -> Result<Stage<'_>, ToolError> {
         if let Some(cause) = self.poisoned.lock().clone() {
-            return Err(ToolError::new(
-                "store_failed",
-                format!("object memory stopped after a failed commit ({cause}); reopen the runtime"),
-            ));
+            // The space may be ahead of the file: refuse exactly as the fail-stopped store does.
+            return Err(ToolError::store(&StoreError::FailStopped { cause }));
         }
         Ok(Stage { memory: self, space: self.space.lock(), changes: Vec::new() })
     }

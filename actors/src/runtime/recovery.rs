@@ -12,10 +12,12 @@
 //! Waiting, paused and runnable rows are left as they are; their actors re-arm them.
 
 use super::actor::release_children;
-use super::memory::Memory;
+use super::ids::UuidV7Ids;
+use super::memory::{Memory, Stage};
 use super::shared::Shared;
 use super::telemetry::KernelEvent;
 use crate::kernel::ids::Pid;
+use crate::kernel::objects::RootViewRequest;
 use crate::kernel::process::{Event, ProcessRow};
 use crate::kernel::status::{FailureKind, Sender, SignalKind, Status};
 use crate::store::{Change, ProcessQuery, Store, StoreError};
@@ -87,6 +89,11 @@ pub(crate) async fn recover(
     }
     let (_, ticket) = memory
         .plan(store, |stage| {
+            let without: Vec<&ProcessRow> =
+                live.iter().filter(|r| stage.space().process(r.pid).is_none()).collect();
+            for row in without {
+                adopt_without_memory(stage, row);
+            }
             for row in &ended {
                 if row.status.is_terminal() {
                     release_children(store, stage, row.pid);
@@ -102,6 +109,23 @@ pub(crate) async fn recover(
     live.sort_by_key(|r| r.depth);
     report.live = live.len();
     Ok((live, report))
+}
+
+/// Gives a live process that has no object memory (its row was written by a build before
+/// object memory) a goal-only view, as a root launch would, so it can create, fork and exit
+/// with a result like any other.
+fn adopt_without_memory(stage: &mut Stage<'_>, row: &ProcessRow) {
+    let planned = stage
+        .space()
+        .plan_root_view(&RootViewRequest::default())
+        .and_then(|approval| stage.space().materialize_view(approval, row.pid, &mut UuidV7Ids));
+    match planned {
+        Ok(plan) => {
+            stage.apply(plan.changes);
+            stage.put_payload(plan.goal, serde_json::Value::String(row.goal.clone()), true);
+        }
+        Err(e) => tracing::error!(pid = %row.pid, error = %e, "failed to give a process object memory"),
+    }
 }
 
 /// How a subtree whose actors are gone is ended.
