@@ -2,13 +2,16 @@
 //! `SqliteStore` does too.
 
 use agentvisor_actors::kernel::capability::{ConstraintValue, Constraints, Grant, Rights};
-use agentvisor_actors::kernel::ids::{CountingIds, Epoch, IdSource, Pid};
+use agentvisor_actors::kernel::ids::{CountingIds, Epoch, IdSource, Oid, Pid};
 use agentvisor_actors::kernel::mailbox::{MailboxQuery, Message, MessageFilter, MessageId, MessageKind};
+use agentvisor_actors::kernel::objects::{
+    ChildImage, Collection, CreateRequest, ForkMode, ForkViewRequest, Handle, ObjectChange, ObjectKind,
+    ObjectMeta, ObjectRights, ObjectSpace, Owner, RootSelection, RootViewRequest, Skill, ViewApproval,
+    ViewPlan,
+};
 use agentvisor_actors::kernel::process::Event;
 use agentvisor_actors::kernel::status::{FailureKind, Sender, Status};
-use agentvisor_actors::store::{
-    Change, CommitReceipt, Envelope, ObjectOwner, ObjectRecord, ProcessQuery, Store, StoreError,
-};
+use agentvisor_actors::store::{Change, CommitReceipt, Envelope, ProcessQuery, Store, StoreError};
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -229,36 +232,262 @@ async fn source_grant_revoked_rejects_only_that_change_set(store: &dyn Store) {
     assert!(store.is_writable());
 }
 
-async fn objects_and_checkpoints(store: &dyn Store) {
+// ---- object memory --------------------------------------------------------------------------
+
+fn labels(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn skill(name: &str, tools: &[&str]) -> Skill {
+    Skill { name: name.into(), allowed_tools: labels(tools) }
+}
+
+fn fork_request(parent: Pid, mode: ForkMode, roots: RootSelection) -> ForkViewRequest {
+    let image = ChildImage { same_as_parent: true, ..ChildImage::default() };
+    ForkViewRequest { parent, mode, roots, clearance: None, image }
+}
+
+fn data_object(oid: Oid, owner: Owner, with: &[&str]) -> ObjectMeta {
+    ObjectMeta { oid, owner, kind: ObjectKind::Data, labels: labels(with), ephemeral: false, released: false }
+}
+
+/// Object memory driven by the kernel's own planners: every plan's changes are applied to a
+/// local space and committed to the store as `Change::Object`, and after each commit the
+/// store reads back exactly the local space.
+struct Tracked<'a> {
+    store: &'a dyn Store,
+    space: ObjectSpace,
+    ids: CountingIds,
+    commits: usize,
+}
+
+impl<'a> Tracked<'a> {
+    fn new(store: &'a dyn Store, seed: u64) -> Self {
+        Tracked { store, space: ObjectSpace::new(), ids: CountingIds::new(seed), commits: 0 }
+    }
+
+    async fn commit(&mut self, changes: Vec<ObjectChange>) {
+        self.space.apply(changes.clone());
+        self.space.check().expect("the planners keep the invariants");
+        commit(self.store, changes.into_iter().map(Change::Object).collect()).await;
+        self.commits += 1;
+        assert_eq!(self.store.object_space().expect("reads"), self.space, "after commit {}", self.commits);
+    }
+
+    async fn launch(&mut self, approval: ViewApproval) -> ViewPlan {
+        let pid = self.ids.pid();
+        let plan = self.space.materialize_view(approval, pid, &mut self.ids).expect("materializes");
+        self.commit(plan.changes.clone()).await;
+        plan
+    }
+
+    async fn fork(&mut self, parent: Pid, mode: ForkMode, roots: RootSelection) -> ViewPlan {
+        let approval = self.space.plan_fork_view(&fork_request(parent, mode, roots)).expect("a fork view");
+        self.launch(approval).await
+    }
+
+    async fn create(
+        &mut self,
+        holder: Pid,
+        name: Option<&str>,
+        with: &[&str],
+        ephemeral: bool,
+        root: bool,
+    ) -> Oid {
+        let request =
+            CreateRequest { holder, name: name.map(str::to_string), labels: labels(with), ephemeral, root };
+        let plan = self.space.plan_create(&request, &mut self.ids).expect("creates");
+        self.commit(plan.changes).await;
+        plan.oid
+    }
+
+    async fn exit(&mut self, pid: Pid) -> Oid {
+        let plan = self.space.plan_exit_result(pid, &mut self.ids).expect("a result");
+        self.commit(plan.changes).await;
+        plan.oid
+    }
+}
+
+/// A realistic life of object memory (root view, creates, a read, skills, forks in every mode,
+/// a copy-mode write, a delegation, profile and host objects, exit, wait, merge, the release
+/// at the parent's end, a memory replaced by `PutProcess`): after every commit the store's
+/// `object_space()` equals the space the changes were applied to.
+async fn object_memory_follows_the_planners(store: &dyn Store) {
+    assert_eq!(store.object_space().expect("reads"), ObjectSpace::new(), "empty at first");
+    let mut m = Tracked::new(store, 30);
+    let root_view = RootViewRequest {
+        clearance: Some(labels(&["pii", "public"])),
+        goal_labels: labels(&["public"]),
+        default_skills: vec![skill("search", &["web", "grep"]), skill("write", &["edit"])],
+    };
+    let approval = m.space.plan_root_view(&root_view).expect("a root view");
+    let root = m.launch(approval).await.child;
+    let notes = m.create(root, Some("notes"), &["public"], false, true).await;
+    let secret = m.create(root, Some("secret"), &["pii"], false, false).await;
+    m.create(root, None, &[], true, true).await;
+    let read = m.space.plan_read(root, secret).expect("reads");
+    m.commit(read.changes).await;
+    let load = m.space.plan_load_skills(root, vec![skill("summarize", &["llm"]), skill("search", &["web"])]);
+    m.commit(load.expect("loads")).await;
+
+    let worker = m.fork(root, ForkMode::Worker, RootSelection::from_args(None, None)).await.child;
+    let speculative = m.fork(root, ForkMode::Speculative, RootSelection::Exact(vec![notes])).await.child;
+    let copy = m.fork(root, ForkMode::Copy, RootSelection::Exact(vec![notes, secret])).await.child;
+    let restricted = m.fork(root, ForkMode::Restricted, RootSelection::Exact(vec![secret])).await.child;
+    let read = m.space.plan_read(copy, secret).expect("reads");
+    m.commit(read.changes).await;
+    let write = m.space.plan_write(copy, notes).expect("copy mode writes");
+    m.commit(write).await;
+    assert_eq!(m.space.object(notes).map(|o| o.labels.clone()), Some(labels(&["pii", "public"])));
+    let delegate = m.space.plan_delegate(root, worker, secret, ObjectRights::READ | ObjectRights::WRITE);
+    m.commit(delegate.expect("delegates")).await;
+
+    let shared = data_object(m.ids.oid(), Owner::Profile("team-a".into()), &["public"]);
+    let host = data_object(m.ids.oid(), Owner::Host, &[]);
+    let handle = Handle { holder: worker, oid: shared.oid, rights: ObjectRights::READ, ephemeral: false };
+    m.commit(vec![
+        ObjectChange::PutObject(shared.clone()),
+        ObjectChange::PutObject(host),
+        ObjectChange::PutHandle(handle),
+        ObjectChange::PutName { pid: worker, name: "team notes".into(), oid: shared.oid },
+    ])
+    .await;
+
+    let made = m.create(worker, Some("made"), &[], false, true).await;
+    let other = m.create(worker, None, &["public"], false, false).await;
+    m.create(worker, Some("scratch"), &[], true, true).await;
+    let result = m.exit(worker).await;
+    let wait = m.space.grant_result_handle(root, worker).expect("granted").expect("a result");
+    assert_eq!(wait.oid, result);
+    m.commit(wait.changes).await;
+    let merge = m.space.plan_merge(root, worker, true).expect("merges");
+    assert_eq!(merge.merged_oids, vec![made, other]);
+    m.commit(merge.changes).await;
+    assert_eq!(m.space.process(worker).and_then(|p| p.collected), Some(Collection::Merged));
+
+    m.exit(speculative).await;
+    m.exit(copy).await;
+    let children = [worker, speculative, copy, restricted];
+    let release = m.space.release_unmerged_children(root, &children).expect("releases");
+    assert_eq!(release.released_children, vec![speculative, copy, restricted]);
+    m.commit(release.changes).await;
+
+    // `PutProcess` replaces the whole memory: names, roots, context, skills start afresh.
+    let goal = ObjectMeta { kind: ObjectKind::Goal, ..data_object(m.ids.oid(), Owner::Process(root), &[]) };
+    let handle = Handle { holder: root, oid: goal.oid, rights: ObjectRights::ALL, ephemeral: false };
+    m.commit(vec![
+        ObjectChange::PutObject(goal.clone()),
+        ObjectChange::PutHandle(handle),
+        ObjectChange::PutProcess { pid: root, goal: goal.oid, clearance: None },
+        ObjectChange::PutRoot { pid: root, oid: goal.oid },
+    ])
+    .await;
+    let memory = m.space.process(root).expect("memory").clone();
+    assert_eq!(memory.roots, BTreeSet::from([goal.oid]));
+    assert!(memory.namespace.is_empty() && memory.context.is_empty() && memory.skills.is_empty());
+    assert_eq!((memory.clearance, memory.collected), (None, None));
+}
+
+/// Memory that no `PutProcess` began (a collection mark alone makes it) has no goal, which
+/// breaks an invariant: the store keeps what it was given and reads it back as `Corrupt`.
+async fn object_memory_breaking_an_invariant_reads_back_as_corrupt(store: &dyn Store) {
+    let mut ids = CountingIds::new(33);
+    let stranger = ids.pid();
+    let mark = ObjectChange::MarkCollected { pid: stranger, how: Collection::Released };
+    commit(store, vec![Change::Object(mark)]).await;
+    let read = store.object_space();
+    assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
+}
+
+/// Payloads: put, read back, replaced, listed, and deleted by `ReleaseObject` (in change-set
+/// order); a payload needs no metadata of its own.
+async fn payloads_round_trip_and_go_with_their_object(store: &dyn Store) {
+    let mut ids = CountingIds::new(31);
+    let (a, b, c) = (ids.oid(), ids.oid(), ids.oid());
+    assert_eq!(store.payload_oids().expect("reads"), BTreeSet::new());
+    assert_eq!(store.payload(a).expect("reads"), None);
+    let json = Envelope::json(&json!({"words": 3, "ok": true}));
+    let bytes = Envelope::bytes(vec![0, 1, 2, 255]);
+    let pid = ids.pid();
+    commit(
+        store,
+        vec![
+            Change::Object(ObjectChange::PutObject(data_object(a, Owner::Host, &[]))),
+            Change::Object(ObjectChange::PutObject(data_object(b, Owner::Profile("p".into()), &["x"]))),
+            Change::PutPayload { oid: a, envelope: json.clone() },
+            Change::PutPayload { oid: b, envelope: bytes.clone() },
+            Change::PutPayload { oid: c, envelope: json.clone() },
+        ],
+    )
+    .await;
+    assert_eq!(store.payload(a).expect("reads"), Some(json.clone()));
+    assert_eq!(store.payload(b).expect("reads"), Some(bytes.clone()));
+    assert_eq!(store.payload(c).expect("reads"), Some(json.clone()));
+    assert_eq!(store.payload_oids().expect("reads"), BTreeSet::from([a, b, c]));
+
+    let big = Envelope::bytes(vec![7; 70_000]);
+    commit(store, vec![Change::PutPayload { oid: a, envelope: big.clone() }]).await;
+    assert_eq!(store.payload(a).expect("reads"), Some(big));
+
+    commit(store, vec![Change::Object(ObjectChange::ReleaseObject { oid: a })]).await;
+    assert_eq!(store.payload(a).expect("reads"), None);
+    assert_eq!(store.payload_oids().expect("reads"), BTreeSet::from([b, c]));
+    let space = store.object_space().expect("reads");
+    assert_eq!(space.object(a).map(|o| o.released), Some(true), "a tombstone stays");
+    assert_eq!(space.object(b).map(|o| o.released), Some(false));
+
+    // In one change set, order counts: put then release leaves none, release then put one.
+    commit(
+        store,
+        vec![
+            Change::PutPayload { oid: b, envelope: json.clone() },
+            Change::Object(ObjectChange::ReleaseObject { oid: b }),
+            Change::Object(ObjectChange::ReleaseObject { oid: c }),
+            Change::PutPayload { oid: c, envelope: bytes.clone() },
+        ],
+    )
+    .await;
+    assert_eq!(store.payload(b).expect("reads"), None);
+    assert_eq!(store.payload(c).expect("reads"), Some(bytes));
+    assert_eq!(store.payload_oids().expect("reads"), BTreeSet::from([c]));
+    assert_eq!(store.payload(ids.oid()).expect("reads"), None);
+    assert_eq!(store.checkpoint(pid).expect("reads"), None, "payloads are not checkpoints");
+}
+
+/// A change set whose `PutGrant` is refused (its source was revoked) commits none of its
+/// object changes or payloads; the same changes without it commit.
+async fn a_refused_change_set_changes_no_object_memory(store: &dyn Store) {
+    let mut ids = CountingIds::new(32);
+    let holder = ids.pid();
+    let source = grant(&mut ids, holder, None);
+    commit(store, vec![Change::PutGrant(source.clone())]).await;
+    commit(store, vec![Change::RevokeGrant(source.id)]).await;
+
+    let mut space = ObjectSpace::new();
+    let request = RootViewRequest { clearance: None, goal_labels: labels(&["a"]), default_skills: vec![] };
+    let approval = space.plan_root_view(&request).expect("a root view");
+    let view = space.materialize_view(approval, holder, &mut ids).expect("materializes");
+    let mut changes: Vec<Change> = view.changes.iter().cloned().map(Change::Object).collect();
+    changes.push(Change::PutPayload { oid: view.goal, envelope: Envelope::bytes(b"goal".to_vec()) });
+    let late = grant(&mut ids, holder, Some(source.id));
+    let mut refused = changes.clone();
+    refused.push(Change::PutGrant(late));
+    let err = store.submit(refused).await;
+    assert_eq!(err, Err(StoreError::SourceGrantRevoked { source_grant: source.id }));
+    assert_eq!(store.object_space().expect("reads"), ObjectSpace::new(), "no object change committed");
+    assert_eq!(store.payload(view.goal).expect("reads"), None);
+    assert_eq!(store.payload_oids().expect("reads"), BTreeSet::new());
+    assert!(store.is_writable());
+
+    commit(store, changes).await;
+    space.apply(view.changes);
+    assert_eq!(store.object_space().expect("reads"), space);
+    assert_eq!(store.payload(view.goal).expect("reads"), Some(Envelope::bytes(b"goal".to_vec())));
+}
+
+async fn checkpoints_round_trip(store: &dyn Store) {
     let mut ids = CountingIds::new(7);
     let pid = ids.pid();
-    let objects = vec![
-        ObjectRecord { oid: ids.oid(), owner: ObjectOwner::Process(pid), kind: "note".into(), payload: None },
-        ObjectRecord {
-            oid: ids.oid(),
-            owner: ObjectOwner::ProcessResult(pid),
-            kind: "process_result".into(),
-            payload: Some(Envelope::json(&serde_json::json!({"words": 3, "ok": true}))),
-        },
-        ObjectRecord {
-            oid: ids.oid(),
-            owner: ObjectOwner::Host,
-            kind: "blob".into(),
-            payload: Some(Envelope::bytes(vec![0, 1, 2, 255])),
-        },
-    ];
-    commit(store, objects.iter().cloned().map(Change::PutObject).collect()).await;
-    for object in &objects {
-        assert_eq!(store.object(object.oid).expect("reads").as_ref(), Some(object));
-    }
-    assert_eq!(store.object(ids.oid()).expect("reads"), None);
-    // Replacing drops a payload that the new record does not carry.
-    let replaced = ObjectRecord { payload: None, kind: "released".into(), ..objects[1].clone() };
-    commit(store, vec![Change::PutObject(replaced.clone())]).await;
-    assert_eq!(store.object(replaced.oid).expect("reads"), Some(replaced));
-    commit(store, vec![Change::DeleteObject(objects[2].oid), Change::DeleteObject(ids.oid())]).await;
-    assert_eq!(store.object(objects[2].oid).expect("reads"), None);
-
     assert_eq!(store.checkpoint(pid).expect("reads"), None);
     let first = Envelope::bytes(b"turn 1".to_vec());
     let second = Envelope::bytes(vec![7; 70_000]);
@@ -266,6 +495,7 @@ async fn objects_and_checkpoints(store: &dyn Store) {
     assert_eq!(store.checkpoint(pid).expect("reads"), Some(first));
     commit(store, vec![Change::PutCheckpoint { pid, envelope: second.clone() }]).await;
     assert_eq!(store.checkpoint(pid).expect("reads"), Some(second));
+    assert_eq!(store.checkpoint(ids.pid()).expect("reads"), None);
 }
 
 async fn epochs(store: &dyn Store) {
@@ -655,7 +885,11 @@ conformance!(
     grants_round_trip,
     revocation_closure_and_receipt,
     source_grant_revoked_rejects_only_that_change_set,
-    objects_and_checkpoints,
+    object_memory_follows_the_planners,
+    object_memory_breaking_an_invariant_reads_back_as_corrupt,
+    payloads_round_trip_and_go_with_their_object,
+    a_refused_change_set_changes_no_object_memory,
+    checkpoints_round_trip,
     epochs,
     empty_change_sets_commit,
     messages_round_trip,

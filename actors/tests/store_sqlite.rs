@@ -3,21 +3,26 @@
 
 use agentvisor_actors::kernel::budget::Budget;
 use agentvisor_actors::kernel::capability::{Constraints, Grant, Rights};
-use agentvisor_actors::kernel::ids::{CountingIds, Epoch, GrantId, IdSource, ImageId, Pid};
+use agentvisor_actors::kernel::ids::{CountingIds, Epoch, GrantId, IdSource, ImageId, Oid, Pid};
 use agentvisor_actors::kernel::mailbox::{MailboxQuery, Message, MessageFilter, MessageKind};
+use agentvisor_actors::kernel::objects::{
+    CreateRequest, Handle, ObjectChange, ObjectKind, ObjectMeta, ObjectRights, ObjectSpace, Owner,
+    RootViewRequest, Skill, SpawnViewRequest,
+};
 use agentvisor_actors::kernel::process::{Event, ProcessRow};
 use agentvisor_actors::kernel::status::Sender;
 use agentvisor_actors::limits;
 use agentvisor_actors::store::{
-    Change, CommitTicket, ENVELOPE_VERSION, Envelope, ObjectOwner, ObjectRecord, ProcessQuery,
-    SCHEMA_VERSION, SqliteStore, Store, StoreError,
+    Change, CommitTicket, ENVELOPE_VERSION, Envelope, ProcessQuery, SCHEMA_VERSION, SqliteStore, Store,
+    StoreError,
 };
 use rusqlite::types::Value;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 mod store_fixtures;
 
-use store_fixtures::{message, message_id, put_messages};
+use store_fixtures::{V3_OBJECT_TABLES, downgrade, message, message_id, put_messages};
 
 fn row(ids: &mut CountingIds) -> ProcessRow {
     ProcessRow::launched(
@@ -59,6 +64,52 @@ fn open(path: &Path) -> SqliteStore {
     SqliteStore::open(path).expect("opens")
 }
 
+fn labels(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// Object memory as the planners make it, applied to a local space as it goes.
+struct Planned {
+    space: ObjectSpace,
+    changes: Vec<ObjectChange>,
+}
+
+impl Planned {
+    fn new() -> Self {
+        Planned { space: ObjectSpace::new(), changes: Vec::new() }
+    }
+
+    fn take(&mut self, changes: Vec<ObjectChange>) {
+        self.space.apply(changes.clone());
+        self.space.check().expect("the planners keep the invariants");
+        self.changes.extend(changes);
+    }
+
+    /// A root process's memory: goal labels `pii`, not otherwise cleared, one default skill.
+    fn root(&mut self, pid: Pid, ids: &mut CountingIds) -> Oid {
+        let request = RootViewRequest {
+            clearance: None,
+            goal_labels: labels(&["pii"]),
+            default_skills: vec![Skill { name: "search".into(), allowed_tools: labels(&["web"]) }],
+        };
+        let approval = self.space.plan_root_view(&request).expect("a root view");
+        let view = self.space.materialize_view(approval, pid, ids).expect("materializes");
+        self.take(view.changes);
+        view.goal
+    }
+
+    fn create(&mut self, request: CreateRequest, ids: &mut CountingIds) -> Oid {
+        let plan = self.space.plan_create(&request, ids).expect("creates");
+        self.take(plan.changes);
+        plan.oid
+    }
+
+    /// The changes so far, as one change set, and the space they make.
+    fn commit_set(&mut self) -> Vec<Change> {
+        std::mem::take(&mut self.changes).into_iter().map(Change::Object).collect()
+    }
+}
+
 async fn resolve_all(tickets: Vec<CommitTicket>) -> Vec<Result<(), StoreError>> {
     let mut out = Vec::with_capacity(tickets.len());
     for ticket in tickets {
@@ -78,26 +129,24 @@ async fn data_survives_close_and_reopen() {
         r
     };
     let grant = host_grant(&mut ids, parent.pid, None);
-    let object = ObjectRecord {
-        oid: ids.oid(),
-        owner: ObjectOwner::ProcessResult(parent.pid),
-        kind: "process_result".into(),
-        payload: Some(Envelope::json(&serde_json::json!({"answer": 42}))),
-    };
+    let mut memory = Planned::new();
+    memory.root(parent.pid, &mut ids);
+    let result = memory.space.plan_exit_result(parent.pid, &mut ids).expect("a result");
+    memory.take(result.changes);
+    let answer = Envelope::json(&serde_json::json!({"answer": 42}));
     let checkpoint = Envelope::bytes(vec![1, 2, 3]);
     {
         let store = open(&f.path);
         assert_eq!(store.begin_epoch(), Ok(Epoch(1)));
-        store
-            .submit(vec![
-                Change::PutProcess(parent.clone()),
-                Change::PutProcess(running.clone()),
-                Change::PutGrant(grant.clone()),
-                Change::PutObject(object.clone()),
-                Change::PutCheckpoint { pid: parent.pid, envelope: checkpoint.clone() },
-            ])
-            .await
-            .expect("commits");
+        let mut changes = vec![
+            Change::PutProcess(parent.clone()),
+            Change::PutProcess(running.clone()),
+            Change::PutGrant(grant.clone()),
+            Change::PutPayload { oid: result.oid, envelope: answer.clone() },
+            Change::PutCheckpoint { pid: parent.pid, envelope: checkpoint.clone() },
+        ];
+        changes.extend(memory.commit_set());
+        store.submit(changes).await.expect("commits");
     }
     let store = open(&f.path);
     assert_eq!(store.epoch(), Ok(Epoch(1)));
@@ -107,7 +156,9 @@ async fn data_survives_close_and_reopen() {
     let all = ProcessQuery { include_terminal: true, ..ProcessQuery::default() };
     assert_eq!(store.processes(all), Ok(vec![parent.clone(), running]));
     assert_eq!(store.grants_of(parent.pid), Ok(vec![grant]));
-    assert_eq!(store.object(object.oid), Ok(Some(object)));
+    assert_eq!(store.object_space(), Ok(memory.space));
+    assert_eq!(store.payload(result.oid), Ok(Some(answer)));
+    assert_eq!(store.payload_oids(), Ok(BTreeSet::from([result.oid])));
     assert_eq!(store.checkpoint(parent.pid), Ok(Some(checkpoint)));
     assert!(store.is_writable());
 }
@@ -332,15 +383,7 @@ async fn rows_that_break_invariants_on_disk_read_back_as_corrupt() {
     let store = open(&f.path);
     let newer = Envelope { version: ENVELOPE_VERSION + 1, ..Envelope::bytes(vec![1]) };
     store
-        .submit(vec![
-            Change::PutProcess(r.clone()),
-            Change::PutObject(ObjectRecord {
-                oid,
-                owner: ObjectOwner::Host,
-                kind: "blob".into(),
-                payload: Some(newer),
-            }),
-        ])
+        .submit(vec![Change::PutProcess(r.clone()), Change::PutPayload { oid, envelope: newer }])
         .await
         .expect("commits");
     // Damage the row behind the store's back: terminal status without an outcome.
@@ -353,8 +396,10 @@ async fn rows_that_break_invariants_on_disk_read_back_as_corrupt() {
     conn.execute("UPDATE processes SET status = 'sleeping' WHERE pid = ?1", [r.pid.to_string()])
         .expect("writes");
     assert!(matches!(store.process(r.pid), Err(StoreError::Corrupt(_))));
-    // A payload envelope from a newer build is refused, not guessed at.
-    assert!(matches!(store.object(oid), Err(StoreError::Corrupt(_))));
+    // A payload envelope from a newer build is refused, not guessed at, naming the object.
+    let newer = store.payload(oid);
+    assert!(matches!(&newer, Err(StoreError::Corrupt(m)) if m.contains(&oid.to_string())), "{newer:?}");
+    assert_eq!(store.payload_oids(), Ok(BTreeSet::from([oid])));
 }
 
 #[tokio::test]
@@ -422,17 +467,10 @@ async fn the_file_holds_the_documented_encodings() {
         .apply(Event::BeginWait(agentvisor_actors::kernel::status::WaitState::Tool { tool: "grep".into() }))
         .expect("legal");
     let grant = host_grant(&mut ids, waiting.pid, None);
-    let oid = ids.oid();
     store
         .submit(vec![
             Change::PutProcess(waiting.clone()),
             Change::PutGrant(grant.clone()),
-            Change::PutObject(ObjectRecord {
-                oid,
-                owner: ObjectOwner::ProcessResult(waiting.pid),
-                kind: "process_result".into(),
-                payload: Some(Envelope::json(&serde_json::json!(7))),
-            }),
             Change::PutCheckpoint { pid: waiting.pid, envelope: Envelope::bytes(vec![9, 8, 7]) },
         ])
         .await
@@ -456,14 +494,6 @@ async fn the_file_holds_the_documented_encodings() {
         })
         .expect("one grant");
     assert_eq!((rights, constraints.as_str(), live), (4, "{}", 1));
-    let (owner_kind, owner_pid, payload): (String, String, Vec<u8>) = conn
-        .query_row("SELECT owner_kind, owner_pid, payload FROM objects", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .expect("one object");
-    assert_eq!((owner_kind.as_str(), owner_pid), ("process_result", waiting.pid.to_string()));
-    // postcard: version 1 (varint), kind 0 = Json (varint), body length 1, body "7".
-    assert_eq!(payload, vec![1, 0, 1, b'7']);
     let checkpoint: Vec<u8> =
         conn.query_row("SELECT envelope FROM checkpoints", [], |r| r.get(0)).expect("one checkpoint");
     // version 1, kind 1 = Bytes, body length 3, body.
@@ -472,6 +502,249 @@ async fn the_file_holds_the_documented_encodings() {
         .query_row("SELECT value FROM meta WHERE key = 'epoch'", [], |r| r.get(0))
         .expect("the epoch row");
     assert_eq!(epoch, 0);
+}
+
+// ---- object memory --------------------------------------------------------------------------
+
+/// Every row of a table, as SQL values, in the order `order_by` gives.
+fn table_rows(conn: &rusqlite::Connection, table: &str, order_by: &str) -> Vec<Vec<Value>> {
+    let mut stmt = conn.prepare(&format!("SELECT * FROM {table} ORDER BY {order_by}")).expect("prepares");
+    let width = stmt.column_count();
+    stmt.query_map([], |r| (0..width).map(|i| r.get::<_, Value>(i)).collect())
+        .expect("reads")
+        .collect::<Result<_, _>>()
+        .expect("reads")
+}
+
+fn text(s: impl ToString) -> Value {
+    Value::Text(s.to_string())
+}
+
+/// A root with a goal, a labelled ephemeral object with a payload, a handle on a profile
+/// object, and a spawned child that exited and was released at the root's end: every column
+/// of every object memory table holds the documented encoding, and reads back as the space.
+#[tokio::test]
+async fn object_rows_hold_the_documented_encodings() {
+    let f = fixture();
+    let store = open(&f.path);
+    let mut ids = CountingIds::new(38);
+    let me = ids.pid();
+    let mut m = Planned::new();
+    let goal = m.root(me, &mut ids);
+    let notes = CreateRequest {
+        holder: me,
+        name: Some("notes".into()),
+        labels: labels(&["team:a"]),
+        ephemeral: true,
+        root: true,
+    };
+    let notes = m.create(notes, &mut ids);
+    let request =
+        SpawnViewRequest { parent: me, clearance: Some(labels(&["team:a", "pii"])), default_skills: vec![] };
+    let approval = m.space.plan_spawn_view(&request).expect("a spawn view");
+    let child = ids.pid();
+    let view = m.space.materialize_view(approval, child, &mut ids).expect("materializes");
+    m.take(view.changes);
+    let result = m.space.plan_exit_result(child, &mut ids).expect("a result");
+    m.take(result.changes);
+    let release = m.space.release_unmerged_children(me, &[child]).expect("releases");
+    m.take(release.changes);
+    let profile = ObjectMeta {
+        oid: ids.oid(),
+        owner: Owner::Profile("team-a".into()),
+        kind: ObjectKind::Data,
+        labels: BTreeSet::new(),
+        ephemeral: false,
+        released: false,
+    };
+    let host = ObjectMeta { oid: ids.oid(), owner: Owner::Host, ..profile.clone() };
+    m.take(vec![
+        ObjectChange::PutObject(profile.clone()),
+        ObjectChange::PutObject(host.clone()),
+        ObjectChange::PutHandle(Handle {
+            holder: me,
+            oid: profile.oid,
+            rights: ObjectRights::READ,
+            ephemeral: true,
+        }),
+    ]);
+    let mut changes = m.commit_set();
+    changes.push(Change::PutPayload { oid: notes, envelope: Envelope::json(&serde_json::json!(7)) });
+    store.submit(changes).await.expect("commits");
+    assert_eq!(store.object_space(), Ok(m.space));
+
+    let conn = rusqlite::Connection::open(&f.path).expect("opens");
+    let (no, yes) = (Value::Integer(0), Value::Integer(1));
+    let pii = text(r#"["pii"]"#);
+    assert_eq!(
+        table_rows(&conn, "object_meta", "oid"),
+        vec![
+            vec![text(goal), text("process"), text(me), text("goal"), pii.clone(), no.clone(), no.clone()],
+            vec![
+                text(notes),
+                text("process"),
+                text(me),
+                text("data"),
+                text(r#"["pii","team:a"]"#),
+                yes.clone(),
+                no.clone(),
+            ],
+            vec![
+                text(view.goal),
+                text("process"),
+                text(child),
+                text("goal"),
+                pii.clone(),
+                no.clone(),
+                yes.clone()
+            ],
+            vec![
+                text(result.oid),
+                text("process_result"),
+                text(child),
+                text("process_result"),
+                pii.clone(),
+                no.clone(),
+                yes.clone(),
+            ],
+            vec![
+                text(profile.oid),
+                text("profile"),
+                text("team-a"),
+                text("data"),
+                text("[]"),
+                no.clone(),
+                no.clone()
+            ],
+            vec![text(host.oid), text("host"), Value::Null, text("data"), text("[]"), no.clone(), no.clone()],
+        ]
+    );
+    // rights: read 1, write 2, delegate 4. The child's handles were revoked with its memory.
+    assert_eq!(
+        table_rows(&conn, "object_handles", "holder, oid"),
+        vec![
+            vec![text(me), text(goal), Value::Integer(7), no.clone()],
+            vec![text(me), text(notes), Value::Integer(7), no.clone()],
+            vec![text(me), text(profile.oid), Value::Integer(1), yes.clone()],
+        ]
+    );
+    assert_eq!(
+        table_rows(&conn, "object_memory", "pid"),
+        vec![
+            vec![
+                text(me),
+                text(goal),
+                Value::Null,
+                pii.clone(),
+                text(r#"[{"name":"search","allowed_tools":["web"]}]"#),
+                Value::Null,
+            ],
+            vec![
+                text(child),
+                text(view.goal),
+                text(r#"["pii","team:a"]"#),
+                pii,
+                text("[]"),
+                text("released")
+            ],
+        ]
+    );
+    assert_eq!(
+        table_rows(&conn, "object_names", "pid, name"),
+        vec![
+            vec![text(me), text("goal"), text(goal)],
+            vec![text(me), text("notes"), text(notes)],
+            vec![text(child), text("goal"), text(view.goal)],
+        ]
+    );
+    assert_eq!(
+        table_rows(&conn, "object_roots", "pid, oid"),
+        vec![vec![text(me), text(goal)], vec![text(me), text(notes)], vec![text(child), text(view.goal)]]
+    );
+    // postcard: version 1 (varint), kind 0 = Json (varint), body length 1, body "7".
+    assert_eq!(
+        table_rows(&conn, "object_payloads", "oid"),
+        vec![vec![text(notes), Value::Blob(vec![1, 0, 1, b'7'])]]
+    );
+}
+
+#[tokio::test]
+async fn object_rows_that_do_not_decode_read_back_as_corrupt() {
+    let f = fixture();
+    let store = open(&f.path);
+    let mut ids = CountingIds::new(39);
+    let me = ids.pid();
+    let mut m = Planned::new();
+    let goal = m.root(me, &mut ids);
+    let request = CreateRequest {
+        holder: me,
+        name: Some("n".into()),
+        labels: labels(&["x"]),
+        ephemeral: false,
+        root: true,
+    };
+    let other = m.create(request, &mut ids);
+    let mut changes = m.commit_set();
+    changes.push(Change::PutPayload { oid: other, envelope: Envelope::bytes(vec![1]) });
+    store.submit(changes).await.expect("commits");
+    let conn = rusqlite::Connection::open(&f.path).expect("opens");
+    for table in V3_OBJECT_TABLES {
+        conn.execute_batch(&format!("CREATE TEMP TABLE intact_{table} AS SELECT * FROM {table}"))
+            .expect("copies");
+    }
+    let (me, goal, other) = (me.to_string(), goal.to_string(), other.to_string());
+    // (damage, what the error must name)
+    let damages = [
+        (format!("UPDATE object_meta SET owner_kind = 'martian' WHERE oid = '{other}'"), other.as_str()),
+        (format!("UPDATE object_meta SET owner_ref = NULL WHERE oid = '{other}'"), &other),
+        (format!("UPDATE object_meta SET owner_kind = 'host' WHERE oid = '{other}'"), &other),
+        (format!("UPDATE object_meta SET kind = 'blob' WHERE oid = '{other}'"), &other),
+        (format!("UPDATE object_meta SET labels = '{{\"not\": 1}}' WHERE oid = '{other}'"), &other),
+        (format!("UPDATE object_meta SET labels = '[1]' WHERE oid = '{other}'"), &other),
+        (format!("UPDATE object_meta SET ephemeral = 2 WHERE oid = '{other}'"), &other),
+        (format!("UPDATE object_meta SET released = -1 WHERE oid = '{other}'"), &other),
+        (format!("UPDATE object_meta SET oid = 'not-a-uuid' WHERE oid = '{other}'"), "not-a-uuid"),
+        // Decodes, but a handle now points at a released object: the space's check refuses it.
+        (format!("UPDATE object_meta SET released = 1 WHERE oid = '{other}'"), &other),
+        (format!("UPDATE object_meta SET kind = 'data' WHERE oid = '{goal}'"), &goal),
+        (format!("UPDATE object_handles SET rights = 64 WHERE oid = '{other}'"), &other),
+        (format!("UPDATE object_handles SET rights = 0 WHERE oid = '{other}'"), &other),
+        (format!("UPDATE object_handles SET ephemeral = 1 WHERE oid = '{other}'"), &other),
+        (format!("UPDATE object_handles SET holder = 'nobody' WHERE oid = '{other}'"), "nobody"),
+        (format!("UPDATE object_memory SET goal = NULL WHERE pid = '{me}'"), &me),
+        (format!("UPDATE object_memory SET goal = NULL, clearance = '[]' WHERE pid = '{me}'"), &me),
+        (format!("UPDATE object_memory SET clearance = '[]' WHERE pid = '{me}'"), &me),
+        (format!("UPDATE object_memory SET context = 'pii' WHERE pid = '{me}'"), &me),
+        (format!("UPDATE object_memory SET skills = '[{{}}]' WHERE pid = '{me}'"), &me),
+        (format!("UPDATE object_memory SET collection = 'lost' WHERE pid = '{me}'"), &me),
+        (format!("UPDATE object_memory SET collection = 'merged' WHERE pid = '{me}'"), &me),
+        (format!("DELETE FROM object_roots WHERE oid = '{goal}'"), &goal),
+        (format!("UPDATE object_names SET oid = 'nowhere' WHERE pid = '{me}'"), "nowhere"),
+        (format!("UPDATE object_roots SET pid = 'x' WHERE oid = '{goal}'"), "\"x\""),
+    ];
+    for (damage, named) in &damages {
+        conn.execute_batch(damage).expect("damages");
+        let read = store.object_space();
+        assert!(
+            matches!(&read, Err(StoreError::Corrupt(message)) if message.contains(named)),
+            "{damage}: {read:?}"
+        );
+        for table in V3_OBJECT_TABLES {
+            conn.execute_batch(&format!(
+                "DELETE FROM {table}; INSERT INTO {table} SELECT * FROM intact_{table};"
+            ))
+            .expect("undoes");
+        }
+        assert!(store.object_space().is_ok(), "{damage} undone");
+    }
+    conn.execute_batch(&format!("UPDATE object_payloads SET envelope = x'ff' WHERE oid = '{other}'"))
+        .expect("damages");
+    let read = store.payload(other.parse().expect("an oid"));
+    assert!(matches!(&read, Err(StoreError::Corrupt(m)) if m.contains(&other)), "{read:?}");
+    conn.execute_batch(&format!("UPDATE object_payloads SET oid = 'bad' WHERE oid = '{other}'"))
+        .expect("damages");
+    assert!(matches!(store.payload_oids(), Err(StoreError::Corrupt(_))));
+    assert!(store.is_writable());
 }
 
 // ---- mailboxes ------------------------------------------------------------------------------
@@ -589,17 +862,14 @@ async fn a_schema_1_file_is_migrated_on_open() {
         store.submit(vec![Change::PutProcess(kept.clone())]).await.expect("commits");
         store.begin_epoch().expect("begins");
     }
-    // What the previous build wrote: version 1, no messages table (dropping it drops its indexes).
+    // What the schema-1 build wrote: no messages table, the old objects table.
     let full_indexes = message_indexes(&f.path);
-    {
-        let conn = rusqlite::Connection::open(&f.path).expect("opens");
-        conn.execute_batch("DROP TABLE messages; UPDATE meta SET value = 1 WHERE key = 'schema_version';")
-            .expect("writes");
-    }
+    downgrade(&f.path, 1);
     assert!(!has_table(&f.path, "messages"));
     assert_eq!(schema_version(&f.path), 1);
 
-    // A read-only view reads a schema-1 file as it is: no mailboxes yet, nothing migrated.
+    // A read-only view reads a schema-1 file as it is: no mailboxes or object memory yet,
+    // nothing migrated.
     {
         let view = SqliteStore::open_read_only(&f.path).expect("opens a schema-1 file");
         assert_eq!(view.process(kept.pid), Ok(Some(kept.clone())));
@@ -607,13 +877,17 @@ async fn a_schema_1_file_is_migrated_on_open() {
         assert_eq!(view.message(message_id(&mut ids)), Ok(None));
         assert_eq!(view.unread_count(kept.pid), Ok(0));
         assert_eq!(view.message_seq_max(), Ok(0));
+        assert_eq!(view.object_space(), Ok(ObjectSpace::new()));
+        assert_eq!(view.payload_oids(), Ok(BTreeSet::new()));
     }
     assert_eq!(schema_version(&f.path), 1);
 
     let store = open(&f.path);
     assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
-    assert_eq!(SCHEMA_VERSION, 2);
+    assert_eq!(SCHEMA_VERSION, 3);
     assert_eq!(message_indexes(&f.path), full_indexes, "the same indexes as a new file");
+    assert!(!has_table(&f.path, "objects"));
+    assert_eq!(store.object_space(), Ok(ObjectSpace::new()));
     assert_eq!(store.process(kept.pid), Ok(Some(kept.clone())));
     assert_eq!(store.epoch(), Ok(Epoch(1)));
     let m = Message { channel: Some("ops".into()), ..message(&mut ids, kept.pid, Sender::Host, 1) };
@@ -635,19 +909,133 @@ async fn a_schema_1_file_is_migrated_on_open() {
 async fn a_failed_migration_leaves_the_file_at_schema_1() {
     let f = fixture();
     drop(open(&f.path));
+    downgrade(&f.path, 1);
     {
         let conn = rusqlite::Connection::open(&f.path).expect("opens");
-        // A table in the way of the last index the migration creates.
-        conn.execute_batch(
-            "DROP TABLE messages; UPDATE meta SET value = 1 WHERE key = 'schema_version'; \
-             CREATE TABLE messages_seq (x INTEGER);",
-        )
-        .expect("writes");
+        // A table in the way of the last index the migration to schema 2 creates.
+        conn.execute_batch("CREATE TABLE messages_seq (x INTEGER);").expect("writes");
     }
     assert!(matches!(SqliteStore::open(&f.path), Err(StoreError::Open { .. })));
     assert_eq!(schema_version(&f.path), 1);
     assert!(!has_table(&f.path, "messages"), "the table created before the failure was rolled back");
     assert!(message_indexes(&f.path).is_empty());
+    assert!(has_table(&f.path, "objects"));
+}
+
+/// The object memory tables and indexes, as `sqlite_master` has their SQL.
+fn object_schema(path: &Path) -> Vec<(String, String)> {
+    let conn = rusqlite::Connection::open(path).expect("opens");
+    let mut stmt = conn
+        .prepare(
+            "SELECT name, sql FROM sqlite_master WHERE name LIKE 'object%' AND sql IS NOT NULL ORDER BY name",
+        )
+        .expect("prepares");
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("reads")
+        .collect::<Result<_, _>>()
+        .expect("reads")
+}
+
+/// Writes the rows a schema-2 build wrote for results: `process_result` objects owned by
+/// their process's result, one with a JSON payload and one without.
+fn put_legacy_results(path: &Path, with_payload: (Oid, Pid, &Envelope), without: (Oid, Pid)) {
+    let conn = rusqlite::Connection::open(path).expect("opens");
+    let insert = "INSERT INTO objects (oid, owner_kind, owner_pid, kind, payload) \
+                  VALUES (?1, 'process_result', ?2, 'process_result', ?3)";
+    let (oid, pid, envelope) = with_payload;
+    conn.execute(insert, rusqlite::params![oid.to_string(), pid.to_string(), envelope.encode()])
+        .expect("writes");
+    let (oid, pid) = without;
+    conn.execute(insert, rusqlite::params![oid.to_string(), pid.to_string(), Value::Null]).expect("writes");
+}
+
+fn legacy_result(oid: Oid, pid: Pid) -> ObjectMeta {
+    ObjectMeta {
+        oid,
+        owner: Owner::ProcessResult(pid),
+        kind: ObjectKind::ProcessResult,
+        labels: BTreeSet::new(),
+        ephemeral: false,
+        released: false,
+    }
+}
+
+#[tokio::test]
+async fn a_schema_2_file_with_results_is_migrated_on_open() {
+    let f = fixture();
+    let fresh = fixture();
+    drop(open(&fresh.path));
+    let mut ids = CountingIds::new(40);
+    let kept = row(&mut ids);
+    let m = message(&mut ids, kept.pid, Sender::Host, 1);
+    {
+        let store = open(&f.path);
+        store
+            .submit(vec![Change::PutProcess(kept.clone()), Change::PutMessage(m.clone())])
+            .await
+            .expect("commits");
+    }
+    downgrade(&f.path, 2);
+    let (answered, silent) = ((ids.oid(), ids.pid()), (ids.oid(), ids.pid()));
+    let answer = Envelope::json(&serde_json::json!({"answer": 42}));
+    put_legacy_results(&f.path, (answered.0, answered.1, &answer), silent);
+
+    // A read-only view reads a schema-2 file as it is: its results are not object memory yet.
+    {
+        let view = SqliteStore::open_read_only(&f.path).expect("opens a schema-2 file");
+        assert_eq!(view.object_space(), Ok(ObjectSpace::new()));
+        assert_eq!(view.payload(answered.0), Ok(None));
+        assert_eq!(view.message(m.message_id), Ok(Some(m.clone())));
+    }
+    assert_eq!(schema_version(&f.path), 2);
+
+    let store = open(&f.path);
+    assert_eq!(schema_version(&f.path), 3);
+    assert!(!has_table(&f.path, "objects"), "the old table is dropped");
+    assert_eq!(object_schema(&f.path), object_schema(&fresh.path), "the same tables as a new file");
+    let space = store.object_space().expect("reads");
+    let objects: Vec<ObjectMeta> = space.objects().cloned().collect();
+    assert_eq!(objects, vec![legacy_result(answered.0, answered.1), legacy_result(silent.0, silent.1)]);
+    assert_eq!(space.result_of(answered.1), Some(answered.0));
+    assert_eq!((space.handles().count(), space.processes().count()), (0, 0));
+    assert_eq!(store.payload(answered.0), Ok(Some(answer.clone())));
+    assert_eq!(store.payload(silent.0), Ok(None));
+    assert_eq!(store.payload_oids(), Ok(BTreeSet::from([answered.0])));
+    assert_eq!(store.process(kept.pid), Ok(Some(kept)));
+    assert_eq!(store.message(m.message_id), Ok(Some(m)));
+    // The migrated memory carries on: a release is committed and read back.
+    store
+        .submit(vec![Change::Object(ObjectChange::ReleaseObject { oid: answered.0 })])
+        .await
+        .expect("commits");
+    drop(store);
+    let store = open(&f.path);
+    assert_eq!(schema_version(&f.path), 3);
+    let space = store.object_space().expect("reads");
+    assert_eq!(space.object(answered.0).map(|o| o.released), Some(true));
+    assert_eq!(store.payload_oids(), Ok(BTreeSet::new()));
+}
+
+#[tokio::test]
+async fn a_failed_migration_leaves_the_file_at_schema_2_with_its_objects() {
+    let f = fixture();
+    drop(open(&f.path));
+    downgrade(&f.path, 2);
+    let mut ids = CountingIds::new(41);
+    let answer = Envelope::json(&serde_json::json!(1));
+    let (answered, silent) = ((ids.oid(), ids.pid()), (ids.oid(), ids.pid()));
+    put_legacy_results(&f.path, (answered.0, answered.1, &answer), silent);
+    {
+        let conn = rusqlite::Connection::open(&f.path).expect("opens");
+        // A table of the same name in the way: the copy into it fails.
+        conn.execute_batch("CREATE TABLE object_meta (x INTEGER);").expect("writes");
+    }
+    assert!(matches!(SqliteStore::open(&f.path), Err(StoreError::Open { .. })));
+    assert_eq!(schema_version(&f.path), 2);
+    assert!(!has_table(&f.path, "object_handles"), "the tables created before the failure were rolled back");
+    let conn = rusqlite::Connection::open(&f.path).expect("opens");
+    let rows: i64 = conn.query_row("SELECT COUNT(*) FROM objects", [], |r| r.get(0)).expect("reads");
+    assert_eq!(rows, 2, "the old table and its rows are still there");
 }
 
 #[tokio::test]

@@ -169,3 +169,36 @@ pub(crate) async fn put_messages(store: &dyn Store, messages: &[Message]) {
         commit(store, vec![Change::PutMessage(m.clone())]).await;
     }
 }
+
+// ---- older schema versions ------------------------------------------------------------------
+
+/// The `objects` table as schema versions 1 and 2 had it (frozen: the current schema drops it).
+pub(crate) const V1_OBJECTS_TABLE: &str = "CREATE TABLE objects (
+    oid        TEXT PRIMARY KEY,
+    owner_kind TEXT NOT NULL,
+    owner_pid  TEXT NULL,
+    kind       TEXT NOT NULL,
+    payload    BLOB NULL
+);";
+
+/// The tables schema version 3 added for object memory.
+pub(crate) const V3_OBJECT_TABLES: [&str; 6] =
+    ["object_meta", "object_handles", "object_names", "object_roots", "object_memory", "object_payloads"];
+
+/// Turns a closed store file into what a build of schema `version` (1 or 2) wrote: the object
+/// memory tables give way to the old `objects` table, version 1 also loses its mailboxes
+/// (dropping a table drops its indexes), and `schema_version` says `version`. Process rows,
+/// grants, checkpoints and the epoch stay as they are: their tables did not change.
+pub(crate) fn downgrade(path: &std::path::Path, version: u32) {
+    assert!(version == 1 || version == 2, "only schema 1 and 2 came before");
+    let conn = rusqlite::Connection::open(path).expect("opens");
+    for table in V3_OBJECT_TABLES {
+        conn.execute_batch(&format!("DROP TABLE {table};")).expect("drops");
+    }
+    conn.execute_batch(V1_OBJECTS_TABLE).expect("creates");
+    if version == 1 {
+        conn.execute_batch("DROP TABLE messages;").expect("drops");
+    }
+    conn.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [i64::from(version)])
+        .expect("writes");
+}

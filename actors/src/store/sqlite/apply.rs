@@ -6,13 +6,14 @@
 //! writer rolls back to the change set's savepoint; any SQL error is [`ApplyError::Sql`] and
 //! fails the whole group.
 
-use super::codec::{self, GrantColumns, MessageColumns, ProcessColumns};
-use crate::kernel::ids::{GrantId, Pid};
+use super::codec::{self, GrantColumns, HandleColumns, MessageColumns, ObjectMetaColumns, ProcessColumns};
+use crate::kernel::ids::{GrantId, Oid, Pid};
 use crate::kernel::mailbox::Message;
+use crate::kernel::objects::ObjectChange;
 use crate::store::{Change, CommitReceipt, StoreError};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params};
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 /// Why a change set was not applied.
 #[derive(Debug)]
@@ -64,10 +65,62 @@ const REVOCATION_CLOSURE: &str = "WITH RECURSIVE closure (id) AS ( \
      ) \
      SELECT g.id, g.holder, g.live, g.derived_from FROM grants g JOIN closure c ON g.id = c.id";
 
-const UPSERT_OBJECT: &str = "INSERT INTO objects (oid, owner_kind, owner_pid, kind, payload) \
-     VALUES (?1, ?2, ?3, ?4, ?5) \
+const UPSERT_OBJECT_META: &str = "INSERT INTO object_meta (oid, owner_kind, owner_ref, kind, \
+     labels, ephemeral, released) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
      ON CONFLICT (oid) DO UPDATE SET owner_kind = excluded.owner_kind, \
-     owner_pid = excluded.owner_pid, kind = excluded.kind, payload = excluded.payload";
+     owner_ref = excluded.owner_ref, kind = excluded.kind, labels = excluded.labels, \
+     ephemeral = excluded.ephemeral, released = excluded.released";
+
+const RELEASE_OBJECT: &str = "UPDATE object_meta SET released = 1 WHERE oid = ?1";
+
+const UPSERT_PAYLOAD: &str = "INSERT INTO object_payloads (oid, envelope) VALUES (?1, ?2) \
+     ON CONFLICT (oid) DO UPDATE SET envelope = excluded.envelope";
+
+const DELETE_PAYLOAD: &str = "DELETE FROM object_payloads WHERE oid = ?1";
+
+const UPSERT_HANDLE: &str = "INSERT INTO object_handles (holder, oid, rights, ephemeral) \
+     VALUES (?1, ?2, ?3, ?4) \
+     ON CONFLICT (holder, oid) DO UPDATE SET rights = excluded.rights, \
+     ephemeral = excluded.ephemeral";
+
+const DELETE_HANDLE: &str = "DELETE FROM object_handles WHERE holder = ?1 AND oid = ?2";
+
+/// A process's memory begins afresh: goal and clearance set, context, skills and collection
+/// back to their defaults (names and roots are deleted separately).
+const PUT_MEMORY: &str = "INSERT INTO object_memory (pid, goal, clearance, context, skills, \
+     collection) VALUES (?1, ?2, ?3, '[]', '[]', NULL) \
+     ON CONFLICT (pid) DO UPDATE SET goal = excluded.goal, clearance = excluded.clearance, \
+     context = excluded.context, skills = excluded.skills, collection = excluded.collection";
+
+const DELETE_NAMES: &str = "DELETE FROM object_names WHERE pid = ?1";
+
+const DELETE_ROOTS: &str = "DELETE FROM object_roots WHERE pid = ?1";
+
+/// The default memory row (no goal, cleared for everything, empty context and skills, not
+/// collected), for changes that reach a process with no memory yet.
+const ENSURE_MEMORY: &str = "INSERT INTO object_memory (pid, goal, clearance, context, skills, \
+     collection) VALUES (?1, NULL, NULL, '[]', '[]', NULL) ON CONFLICT (pid) DO NOTHING";
+
+const UPSERT_NAME: &str = "INSERT INTO object_names (pid, name, oid) VALUES (?1, ?2, ?3) \
+     ON CONFLICT (pid, name) DO UPDATE SET oid = excluded.oid";
+
+const INSERT_ROOT: &str =
+    "INSERT INTO object_roots (pid, oid) VALUES (?1, ?2) ON CONFLICT (pid, oid) DO NOTHING";
+
+/// The default memory row with its context set, or an existing row's context replaced.
+const SET_CONTEXT: &str = "INSERT INTO object_memory (pid, goal, clearance, context, skills, \
+     collection) VALUES (?1, NULL, NULL, ?2, '[]', NULL) \
+     ON CONFLICT (pid) DO UPDATE SET context = excluded.context";
+
+/// The default memory row with its skills set, or an existing row's skills replaced.
+const SET_SKILLS: &str = "INSERT INTO object_memory (pid, goal, clearance, context, skills, \
+     collection) VALUES (?1, NULL, NULL, '[]', ?2, NULL) \
+     ON CONFLICT (pid) DO UPDATE SET skills = excluded.skills";
+
+/// The default memory row marked collected, or an existing row marked.
+const SET_COLLECTION: &str = "INSERT INTO object_memory (pid, goal, clearance, context, skills, \
+     collection) VALUES (?1, NULL, NULL, '[]', '[]', ?2) \
+     ON CONFLICT (pid) DO UPDATE SET collection = excluded.collection";
 
 /// A message is written once: a second put of the same id changes nothing (see
 /// [`put_message`]), so an acknowledged message never becomes unread again.
@@ -104,7 +157,10 @@ pub(super) fn apply_set(conn: &Connection, changes: &[Change]) -> Result<CommitR
                 put_grant(conn, &GrantColumns::encode(grant)?)?;
             }
             Change::RevokeGrant(root) => receipt.revoked.extend(revoke(conn, *root)?),
-            Change::Object(_) | Change::PutPayload { .. } => {}
+            Change::Object(change) => apply_object(conn, change)?,
+            Change::PutPayload { oid, envelope } => {
+                conn.prepare_cached(UPSERT_PAYLOAD)?.execute(params![oid.to_string(), envelope.encode()])?;
+            }
             Change::PutCheckpoint { pid, envelope } => {
                 conn.prepare_cached(UPSERT_CHECKPOINT)?
                     .execute(params![pid.to_string(), envelope.encode()])?;
@@ -156,6 +212,91 @@ fn put_grant(conn: &Connection, c: &GrantColumns) -> rusqlite::Result<()> {
         c.live,
         c.derived_from,
     ])?;
+    Ok(())
+}
+
+/// Applies one change to object memory with the meaning `ObjectSpace::apply` gives it, so
+/// that the tables, read back and replayed, are the same space. Never refused.
+fn apply_object(conn: &Connection, change: &ObjectChange) -> Result<(), ApplyError> {
+    match change {
+        ObjectChange::PutProcess { pid, goal, clearance } => {
+            put_memory(conn, *pid, *goal, clearance.as_ref())?;
+        }
+        ObjectChange::PutObject(meta) => put_object_meta(conn, &ObjectMetaColumns::encode(meta)?)?,
+        ObjectChange::ReleaseObject { oid } => {
+            let oid = oid.to_string();
+            conn.prepare_cached(RELEASE_OBJECT)?.execute([&oid])?;
+            conn.prepare_cached(DELETE_PAYLOAD)?.execute([&oid])?;
+        }
+        ObjectChange::PutHandle(handle) => put_handle(conn, &HandleColumns::encode(handle))?,
+        ObjectChange::RevokeHandle { holder, oid } => {
+            conn.prepare_cached(DELETE_HANDLE)?.execute([holder.to_string(), oid.to_string()])?;
+        }
+        ObjectChange::PutName { pid, name, oid } => {
+            ensure_memory(conn, *pid)?;
+            conn.prepare_cached(UPSERT_NAME)?.execute(params![pid.to_string(), name, oid.to_string()])?;
+        }
+        ObjectChange::PutRoot { pid, oid } => {
+            ensure_memory(conn, *pid)?;
+            conn.prepare_cached(INSERT_ROOT)?.execute([pid.to_string(), oid.to_string()])?;
+        }
+        ObjectChange::SetContext { pid, labels } => {
+            set_memory_column(conn, SET_CONTEXT, *pid, codec::labels_column(labels)?)?;
+        }
+        ObjectChange::PutSkills { pid, skills } => {
+            set_memory_column(conn, SET_SKILLS, *pid, codec::skills_column(skills)?)?;
+        }
+        ObjectChange::MarkCollected { pid, how } => {
+            set_memory_column(conn, SET_COLLECTION, *pid, codec::collection_column(*how).to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Replaces a process's whole memory: its names and roots go, and its row starts afresh.
+fn put_memory(
+    conn: &Connection,
+    pid: Pid,
+    goal: Oid,
+    clearance: Option<&BTreeSet<String>>,
+) -> Result<(), ApplyError> {
+    // Encoded first: a refusal must come before anything is written (see the writer's
+    // one-change fast path).
+    let clearance = codec::clearance_column(clearance)?;
+    let pid = pid.to_string();
+    conn.prepare_cached(DELETE_NAMES)?.execute([&pid])?;
+    conn.prepare_cached(DELETE_ROOTS)?.execute([&pid])?;
+    conn.prepare_cached(PUT_MEMORY)?.execute(params![pid, goal.to_string(), clearance])?;
+    Ok(())
+}
+
+/// Gives a process the default memory row unless it has one.
+fn ensure_memory(conn: &Connection, pid: Pid) -> rusqlite::Result<()> {
+    conn.prepare_cached(ENSURE_MEMORY)?.execute([pid.to_string()])?;
+    Ok(())
+}
+
+/// Runs one of the upserts that set a single memory column (`?2`) of `pid`'s row.
+fn set_memory_column(conn: &Connection, sql: &str, pid: Pid, value: String) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([pid.to_string(), value])?;
+    Ok(())
+}
+
+fn put_object_meta(conn: &Connection, c: &ObjectMetaColumns) -> rusqlite::Result<()> {
+    conn.prepare_cached(UPSERT_OBJECT_META)?.execute(params![
+        c.oid,
+        c.owner_kind,
+        c.owner_ref,
+        c.kind,
+        c.labels,
+        c.ephemeral,
+        c.released,
+    ])?;
+    Ok(())
+}
+
+fn put_handle(conn: &Connection, c: &HandleColumns) -> rusqlite::Result<()> {
+    conn.prepare_cached(UPSERT_HANDLE)?.execute(params![c.holder, c.oid, c.rights, c.ephemeral])?;
     Ok(())
 }
 

@@ -9,11 +9,13 @@ use crate::kernel::budget::Account;
 use crate::kernel::capability::{Constraints, Grant, Rights};
 use crate::kernel::ids::{Epoch, GrantId, ImageId, Oid, Pid};
 use crate::kernel::mailbox::{Message, MessageId, MessageKind};
+use crate::kernel::objects::{Collection, Handle, ObjectKind, ObjectMeta, ObjectRights, Owner, Skill};
 use crate::kernel::process::ProcessRow;
 use crate::kernel::status::{Outcome, PauseReason, Sender, Status, WaitState};
 use crate::store::{Envelope, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use std::collections::BTreeSet;
 use std::fmt::Display;
 use std::str::FromStr;
 
@@ -26,7 +28,15 @@ pub(super) const PROCESS_COLUMNS: &str = "pid, parent, depth, image, cwd, goal, 
 pub(super) const GRANT_COLUMNS: &str =
     "id, holder, resource, rights, constraints, delegable, live, derived_from";
 
-/// The `objects` columns, in the order [`ObjectColumns`] binds and [`RawObject`] reads.
+/// The `object_meta` columns, in the order [`ObjectMetaColumns`] binds and [`RawObjectMeta`]
+/// reads.
+pub(super) const OBJECT_META_COLUMNS: &str = "oid, owner_kind, owner_ref, kind, labels, ephemeral, released";
+
+/// The `object_handles` columns, in the order [`HandleColumns`] binds and [`RawHandle`] reads.
+pub(super) const HANDLE_COLUMNS: &str = "holder, oid, rights, ephemeral";
+
+/// The `object_memory` columns, in the order [`RawMemory`] reads.
+pub(super) const MEMORY_COLUMNS: &str = "pid, goal, clearance, context, skills, collection";
 
 /// The `messages` columns, in the order [`MessageColumns`] binds and [`RawMessage`] reads.
 pub(super) const MESSAGE_COLUMNS: &str = "message_id, recipient, seq, sender_kind, sender_pid, \
@@ -282,6 +292,262 @@ pub(super) fn grant_id(text: &str) -> Result<GrantId, StoreError> {
 /// Parses a pid column.
 pub(super) fn pid(text: &str) -> Result<Pid, StoreError> {
     id(text, "pid")
+}
+
+/// Parses an oid column.
+pub(super) fn oid(text: &str) -> Result<Oid, StoreError> {
+    id(text, "oid")
+}
+
+/// A 0/1 column as a boolean; anything else is corruption of `whose` row.
+fn flag(value: i64, column: &str, whose: &str) -> Result<bool, StoreError> {
+    match value {
+        0 => Ok(false),
+        1 => Ok(true),
+        other => Err(corrupt(format!("{whose}: {column} is {other}, not 0 or 1"))),
+    }
+}
+
+/// A label set (labels, context) as its JSON array text; a `BTreeSet` writes it sorted.
+pub(super) fn labels_column(labels: &BTreeSet<String>) -> Result<String, StoreError> {
+    to_json(labels, "labels")
+}
+
+/// A clearance as its column: NULL for "cleared for every label", else a JSON array.
+pub(super) fn clearance_column(clearance: Option<&BTreeSet<String>>) -> Result<Option<String>, StoreError> {
+    opt_to_json(clearance, "clearance")
+}
+
+/// A skill snapshot as JSON text, in snapshot order.
+pub(super) fn skills_column(skills: &[Skill]) -> Result<String, StoreError> {
+    to_json(&skills, "skills")
+}
+
+/// How a process's memory was collected, as its column word.
+pub(super) fn collection_column(how: Collection) -> &'static str {
+    match how {
+        Collection::Merged => "merged",
+        Collection::Released => "released",
+    }
+}
+
+fn parse_collection(text: &str, whose: &str) -> Result<Collection, StoreError> {
+    match text {
+        "merged" => Ok(Collection::Merged),
+        "released" => Ok(Collection::Released),
+        other => Err(corrupt(format!("{whose}: unknown collection {other:?}"))),
+    }
+}
+
+fn parse_kind(text: &str, whose: &str) -> Result<ObjectKind, StoreError> {
+    [ObjectKind::Goal, ObjectKind::Data, ObjectKind::ProcessResult]
+        .into_iter()
+        .find(|k| k.as_str() == text)
+        .ok_or_else(|| corrupt(format!("{whose}: unknown kind {text:?}")))
+}
+
+/// An owner as its two columns: `process` or `process_result` with the pid, `profile` with
+/// the profile's name, `host` with NULL.
+fn owner_columns(owner: &Owner) -> (&'static str, Option<String>) {
+    match owner {
+        Owner::Process(pid) => ("process", Some(pid.to_string())),
+        Owner::ProcessResult(pid) => ("process_result", Some(pid.to_string())),
+        Owner::Profile(name) => ("profile", Some(name.clone())),
+        Owner::Host => ("host", None),
+    }
+}
+
+fn parse_owner(kind: &str, reference: Option<String>, whose: &str) -> Result<Owner, StoreError> {
+    match (kind, reference) {
+        ("process", Some(pid)) => Ok(Owner::Process(id(&pid, "owner pid")?)),
+        ("process_result", Some(pid)) => Ok(Owner::ProcessResult(id(&pid, "owner pid")?)),
+        ("profile", Some(name)) => Ok(Owner::Profile(name)),
+        ("host", None) => Ok(Owner::Host),
+        (kind, reference) => Err(corrupt(format!("{whose}: owner {kind:?} with reference {reference:?}"))),
+    }
+}
+
+/// Object metadata as bindable column values.
+pub(super) struct ObjectMetaColumns {
+    pub(super) oid: String,
+    pub(super) owner_kind: &'static str,
+    pub(super) owner_ref: Option<String>,
+    pub(super) kind: &'static str,
+    pub(super) labels: String,
+    pub(super) ephemeral: bool,
+    pub(super) released: bool,
+}
+
+impl ObjectMetaColumns {
+    /// Encodes an object's metadata.
+    pub(super) fn encode(meta: &ObjectMeta) -> Result<ObjectMetaColumns, StoreError> {
+        let (owner_kind, owner_ref) = owner_columns(&meta.owner);
+        Ok(ObjectMetaColumns {
+            oid: meta.oid.to_string(),
+            owner_kind,
+            owner_ref,
+            kind: meta.kind.as_str(),
+            labels: labels_column(&meta.labels)?,
+            ephemeral: meta.ephemeral,
+            released: meta.released,
+        })
+    }
+}
+
+/// Object metadata as read, before decoding.
+pub(super) struct RawObjectMeta {
+    oid: String,
+    owner_kind: String,
+    owner_ref: Option<String>,
+    kind: String,
+    labels: String,
+    ephemeral: i64,
+    released: i64,
+}
+
+impl RawObjectMeta {
+    /// Reads the [`OBJECT_META_COLUMNS`] of one result row.
+    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawObjectMeta> {
+        Ok(RawObjectMeta {
+            oid: r.get(0)?,
+            owner_kind: r.get(1)?,
+            owner_ref: r.get(2)?,
+            kind: r.get(3)?,
+            labels: r.get(4)?,
+            ephemeral: r.get(5)?,
+            released: r.get(6)?,
+        })
+    }
+
+    /// Decodes the metadata: an unknown owner or kind, an owner kind that disagrees with its
+    /// reference, a flag other than 0/1, a bad id or labels that are not a JSON array of
+    /// strings is [`StoreError::Corrupt`], naming the object.
+    pub(super) fn decode(self) -> Result<ObjectMeta, StoreError> {
+        let whose = format!("object {}", self.oid);
+        Ok(ObjectMeta {
+            oid: oid(&self.oid)?,
+            owner: parse_owner(&self.owner_kind, self.owner_ref, &whose)?,
+            kind: parse_kind(&self.kind, &whose)?,
+            labels: from_json(&self.labels, &format!("{whose}: labels"))?,
+            ephemeral: flag(self.ephemeral, "ephemeral", &whose)?,
+            released: flag(self.released, "released", &whose)?,
+        })
+    }
+}
+
+/// A handle as bindable column values.
+pub(super) struct HandleColumns {
+    pub(super) holder: String,
+    pub(super) oid: String,
+    pub(super) rights: i64,
+    pub(super) ephemeral: bool,
+}
+
+impl HandleColumns {
+    /// Encodes a handle; `rights` is the bit set (read 1, write 2, delegate 4).
+    pub(super) fn encode(handle: &Handle) -> HandleColumns {
+        HandleColumns {
+            holder: handle.holder.to_string(),
+            oid: handle.oid.to_string(),
+            rights: i64::from(handle.rights.bits()),
+            ephemeral: handle.ephemeral,
+        }
+    }
+}
+
+/// A handle as read, before decoding.
+pub(super) struct RawHandle {
+    holder: String,
+    oid: String,
+    rights: i64,
+    ephemeral: i64,
+}
+
+impl RawHandle {
+    /// Reads the [`HANDLE_COLUMNS`] of one result row.
+    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawHandle> {
+        Ok(RawHandle { holder: r.get(0)?, oid: r.get(1)?, rights: r.get(2)?, ephemeral: r.get(3)? })
+    }
+
+    /// Decodes the handle; unknown right bits are corruption. (Empty rights decode, and
+    /// [`ObjectSpace::check`](crate::kernel::objects::ObjectSpace::check) refuses them.)
+    pub(super) fn decode(self) -> Result<Handle, StoreError> {
+        let whose = format!("handle of {} on object {}", self.holder, self.oid);
+        let bits: u8 = uint(self.rights, &format!("{whose}: rights"))?;
+        let rights = ObjectRights::from_bits(bits)
+            .ok_or_else(|| corrupt(format!("{whose}: unknown right bits {bits:#x}")))?;
+        Ok(Handle {
+            holder: pid(&self.holder)?,
+            oid: oid(&self.oid)?,
+            rights,
+            ephemeral: flag(self.ephemeral, "ephemeral", &whose)?,
+        })
+    }
+}
+
+/// One process's memory row, decoded: everything but its names and roots (their own tables).
+pub(super) struct StoredMemory {
+    pub(super) pid: Pid,
+    /// NULL until a `PutProcess` gave it one.
+    pub(super) goal: Option<Oid>,
+    pub(super) clearance: Option<BTreeSet<String>>,
+    pub(super) context: BTreeSet<String>,
+    pub(super) skills: Vec<Skill>,
+    pub(super) collection: Option<Collection>,
+}
+
+/// A process's memory row as read, before decoding.
+pub(super) struct RawMemory {
+    pid: String,
+    goal: Option<String>,
+    clearance: Option<String>,
+    context: String,
+    skills: String,
+    collection: Option<String>,
+}
+
+impl RawMemory {
+    /// Reads the [`MEMORY_COLUMNS`] of one result row.
+    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawMemory> {
+        Ok(RawMemory {
+            pid: r.get(0)?,
+            goal: r.get(1)?,
+            clearance: r.get(2)?,
+            context: r.get(3)?,
+            skills: r.get(4)?,
+            collection: r.get(5)?,
+        })
+    }
+
+    /// Decodes the row. A clearance without a goal is corruption: only `PutProcess` sets a
+    /// clearance, and it sets the goal with it.
+    pub(super) fn decode(self) -> Result<StoredMemory, StoreError> {
+        let whose = format!("memory of process {}", self.pid);
+        let memory = StoredMemory {
+            pid: pid(&self.pid)?,
+            goal: self.goal.as_deref().map(oid).transpose()?,
+            clearance: opt_from_json(self.clearance.as_deref(), &format!("{whose}: clearance"))?,
+            context: from_json(&self.context, &format!("{whose}: context"))?,
+            skills: from_json(&self.skills, &format!("{whose}: skills"))?,
+            collection: self.collection.as_deref().map(|c| parse_collection(c, &whose)).transpose()?,
+        };
+        if memory.goal.is_none() && memory.clearance.is_some() {
+            return Err(corrupt(format!("{whose}: a clearance without a goal")));
+        }
+        Ok(memory)
+    }
+}
+
+/// Decodes an `object_names` row (pid, name, oid).
+pub(super) fn name_row(
+    (pid_text, name, oid_text): (String, String, String),
+) -> Result<(Pid, String, Oid), StoreError> {
+    Ok((pid(&pid_text)?, name, oid(&oid_text)?))
+}
+
+/// Decodes an `object_roots` row (pid, oid).
+pub(super) fn root_row((pid_text, oid_text): (String, String)) -> Result<(Pid, Oid), StoreError> {
+    Ok((pid(&pid_text)?, oid(&oid_text)?))
 }
 
 /// Decodes a stored envelope.

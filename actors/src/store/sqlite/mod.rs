@@ -18,10 +18,12 @@ mod writer;
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
+use crate::kernel::objects::ObjectSpace;
 use crate::kernel::process::ProcessRow;
 use crate::store::{Change, CommitTicket, Envelope, ProcessQuery, Store, StoreError};
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use read::ReadPool;
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::{self, SyncSender};
@@ -216,16 +218,16 @@ impl Store for SqliteStore {
         self.readers.grants_of(holder)
     }
 
-    fn object_space(&self) -> Result<crate::kernel::objects::ObjectSpace, StoreError> {
+    fn object_space(&self) -> Result<ObjectSpace, StoreError> {
         self.readers.object_space()
     }
 
-    fn payload(&self, _oid: Oid) -> Result<Option<Envelope>, StoreError> {
-        Ok(None)
+    fn payload(&self, oid: Oid) -> Result<Option<Envelope>, StoreError> {
+        self.readers.payload(oid)
     }
 
-    fn payload_oids(&self) -> Result<std::collections::BTreeSet<Oid>, StoreError> {
-        Ok(Default::default())
+    fn payload_oids(&self) -> Result<BTreeSet<Oid>, StoreError> {
+        self.readers.payload_oids()
     }
 
     fn checkpoint(&self, pid: Pid) -> Result<Option<Envelope>, StoreError> {

@@ -3,11 +3,15 @@
 //! In WAL mode a reader sees the last transaction committed before its statement began and
 //! never waits for the writer, so reads see committed data only and do not stall commits.
 
-use super::codec::{self, GRANT_COLUMNS, MESSAGE_COLUMNS, PROCESS_COLUMNS, RawGrant, RawMessage, RawProcess};
+use super::codec::{
+    self, GRANT_COLUMNS, HANDLE_COLUMNS, MEMORY_COLUMNS, MESSAGE_COLUMNS, OBJECT_META_COLUMNS,
+    PROCESS_COLUMNS, RawGrant, RawHandle, RawMemory, RawMessage, RawObjectMeta, RawProcess, StoredMemory,
+};
 use super::schema::{self, LIVE_STATUS};
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
+use crate::kernel::objects::{ObjectChange, ObjectSpace};
 use crate::kernel::process::ProcessRow;
 use crate::store::{Envelope, ProcessQuery, StoreError};
 use parking_lot::Mutex;
@@ -35,12 +39,20 @@ pub(super) struct ReadPool {
     /// Set once the `messages` table has been seen. Only a read-only view of a schema-1 file
     /// (which no writer has migrated yet) lacks it; such a file holds no messages.
     has_messages: AtomicBool,
+    /// Set once the object memory tables have been seen. Only a read-only view of a file
+    /// older than schema 3 lacks them; it is read as holding no object memory.
+    has_object_memory: AtomicBool,
 }
 
 impl ReadPool {
     /// A pool seeded with one already-open connection.
     pub(super) fn new(path: PathBuf, first: Connection) -> ReadPool {
-        ReadPool { path, idle: Mutex::new(vec![first]), has_messages: AtomicBool::new(false) }
+        ReadPool {
+            path,
+            idle: Mutex::new(vec![first]),
+            has_messages: AtomicBool::new(false),
+            has_object_memory: AtomicBool::new(false),
+        }
     }
 
     /// Whether the file has its `messages` table yet (see `has_messages`).
@@ -51,6 +63,18 @@ impl ReadPool {
         let exists = schema::has_table(conn, "messages").map_err(read_error)?;
         if exists {
             self.has_messages.store(true, Ordering::Release);
+        }
+        Ok(exists)
+    }
+
+    /// Whether the file has its object memory tables yet (see `has_object_memory`).
+    fn object_memory_exists(&self, conn: &Connection) -> Result<bool, StoreError> {
+        if self.has_object_memory.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        let exists = schema::has_table(conn, "object_meta").map_err(read_error)?;
+        if exists {
+            self.has_object_memory.store(true, Ordering::Release);
         }
         Ok(exists)
     }
@@ -128,9 +152,49 @@ impl ReadPool {
         raws.into_iter().map(RawGrant::decode).collect()
     }
 
-    /// PLACEHOLDER
-    pub(super) fn object_space(&self) -> Result<crate::kernel::objects::ObjectSpace, StoreError> {
-        Ok(crate::kernel::objects::ObjectSpace::new())
+    /// All object memory: every table read in one read transaction (one snapshot), replayed
+    /// into a space (see [`ObjectRows::into_space`]), then checked. A row that does not decode,
+    /// or a space that breaks an invariant, is [`StoreError::Corrupt`].
+    pub(super) fn object_space(&self) -> Result<ObjectSpace, StoreError> {
+        let rows = self.with(|conn| {
+            if !self.object_memory_exists(conn)? {
+                return Ok(None);
+            }
+            let tx = conn.unchecked_transaction().map_err(read_error)?;
+            let rows = ObjectRows::read(&tx).map_err(read_error)?;
+            tx.finish().map_err(read_error)?;
+            Ok(Some(rows))
+        })?;
+        let space = match rows {
+            Some(rows) => rows.into_space()?,
+            None => ObjectSpace::new(),
+        };
+        space.check().map_err(|v| StoreError::Corrupt(format!("object memory read back: {v}")))?;
+        Ok(space)
+    }
+
+    /// One object's durable payload.
+    pub(super) fn payload(&self, oid: Oid) -> Result<Option<Envelope>, StoreError> {
+        let bytes: Option<Vec<u8>> = self.with(|conn| {
+            if !self.object_memory_exists(conn)? {
+                return Ok(None);
+            }
+            conn.prepare_cached("SELECT envelope FROM object_payloads WHERE oid = ?1")
+                .and_then(|mut stmt| stmt.query_row([oid.to_string()], |r| r.get(0)).optional())
+                .map_err(read_error)
+        })?;
+        bytes.map(|b| codec::envelope(&b, &format!("object {oid}"))).transpose()
+    }
+
+    /// Every object with a durable payload.
+    pub(super) fn payload_oids(&self) -> Result<BTreeSet<Oid>, StoreError> {
+        let texts: Vec<String> = self.with(|conn| {
+            if !self.object_memory_exists(conn)? {
+                return Ok(Vec::new());
+            }
+            select_all(conn, "SELECT oid FROM object_payloads", |r| r.get(0)).map_err(read_error)
+        })?;
+        texts.iter().map(|t| codec::oid(t)).collect()
     }
 
     /// A process's checkpoint.
@@ -463,6 +527,109 @@ impl MailboxPlan {
         let matched = found.len() as u64;
         Ok((found.into_iter().take(self.limit).map(|(_, raw)| raw).collect(), matched))
     }
+}
+
+/// Every row of a query without parameters.
+fn select_all<T>(
+    conn: &Connection,
+    sql: &str,
+    read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Vec<T>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map([], read)?;
+    rows.collect()
+}
+
+/// Every row of object memory, read in one snapshot, before decoding.
+struct ObjectRows {
+    memory: Vec<RawMemory>,
+    objects: Vec<RawObjectMeta>,
+    names: Vec<(String, String, String)>,
+    roots: Vec<(String, String)>,
+    handles: Vec<RawHandle>,
+}
+
+impl ObjectRows {
+    /// Reads every table (the caller holds the read transaction).
+    fn read(conn: &Connection) -> rusqlite::Result<ObjectRows> {
+        Ok(ObjectRows {
+            memory: select_all(
+                conn,
+                &format!("SELECT {MEMORY_COLUMNS} FROM object_memory"),
+                RawMemory::read,
+            )?,
+            objects: select_all(
+                conn,
+                &format!("SELECT {OBJECT_META_COLUMNS} FROM object_meta"),
+                RawObjectMeta::read,
+            )?,
+            names: select_all(conn, "SELECT pid, name, oid FROM object_names", |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?,
+            roots: select_all(conn, "SELECT pid, oid FROM object_roots", |r| Ok((r.get(0)?, r.get(1)?)))?,
+            handles: select_all(
+                conn,
+                &format!("SELECT {HANDLE_COLUMNS} FROM object_handles"),
+                RawHandle::read,
+            )?,
+        })
+    }
+
+    /// Decodes the rows and replays them as the changes that would have written them, so the
+    /// space is rebuilt by [`ObjectSpace::apply`] itself, indexes included:
+    ///
+    /// 1. `PutProcess` for each memory row with a goal (it resets the rest of that memory);
+    /// 2. `PutObject` for each object, then `PutName` and `PutRoot`;
+    /// 3. `SetContext` and `PutSkills` for every memory row, and `MarkCollected` for each
+    ///    collected one. `SetContext` also restores a memory row without a goal (made by a
+    ///    name, root, context, skills or collection change alone) as the default memory that
+    ///    such a change creates;
+    /// 4. `PutHandle` for each handle.
+    ///
+    /// Every change of one kind touches its own key, so the order within a kind does not matter.
+    fn into_space(self) -> Result<ObjectSpace, StoreError> {
+        let memory = self.memory.into_iter().map(RawMemory::decode).collect::<Result<Vec<_>, _>>()?;
+        let mut changes: Vec<ObjectChange> = memory
+            .iter()
+            .filter_map(|m| {
+                let goal = m.goal?;
+                Some(ObjectChange::PutProcess { pid: m.pid, goal, clearance: m.clearance.clone() })
+            })
+            .collect();
+        for raw in self.objects {
+            changes.push(ObjectChange::PutObject(raw.decode()?));
+        }
+        for row in self.names {
+            let (pid, name, oid) = codec::name_row(row)?;
+            changes.push(ObjectChange::PutName { pid, name, oid });
+        }
+        for row in self.roots {
+            let (pid, oid) = codec::root_row(row)?;
+            changes.push(ObjectChange::PutRoot { pid, oid });
+        }
+        changes.extend(memory_changes(memory));
+        for raw in self.handles {
+            changes.push(ObjectChange::PutHandle(raw.decode()?));
+        }
+        let mut space = ObjectSpace::new();
+        space.apply(changes);
+        Ok(space)
+    }
+}
+
+/// The context, skills and collection of every memory row, as changes, in that order.
+fn memory_changes(memory: Vec<StoredMemory>) -> Vec<ObjectChange> {
+    let mut contexts = Vec::with_capacity(memory.len());
+    let mut skills = Vec::with_capacity(memory.len());
+    let mut marks = Vec::new();
+    for m in memory {
+        contexts.push(ObjectChange::SetContext { pid: m.pid, labels: m.context });
+        skills.push(ObjectChange::PutSkills { pid: m.pid, skills: m.skills });
+        if let Some(how) = m.collection {
+            marks.push(ObjectChange::MarkCollected { pid: m.pid, how });
+        }
+    }
+    contexts.into_iter().chain(skills).chain(marks).collect()
 }
 
 /// The `detail` column of an `EXPLAIN QUERY PLAN` row.

@@ -93,11 +93,74 @@ CREATE INDEX IF NOT EXISTS messages_reply_to ON messages (recipient, reply_to);
 CREATE INDEX IF NOT EXISTS messages_seq ON messages (seq);
 ";
 
+/// What schema version 3 changes: object memory. Object metadata, handles, names, roots and
+/// per-process memory each get a table, and durable payloads a table of their own; the v1
+/// `objects` table is carried over and dropped.
+///
+/// The only rows a v2 build wrote to `objects` are `process_result` objects owned by their
+/// process's result, with a JSON payload. Each row becomes object metadata (no labels, not
+/// ephemeral, not released) and, if it has a payload, a payload row. The owner kind and
+/// reference carry over word for word (`process`, `process_result` and `host` mean the same in
+/// both versions); the kind is `process_result` for a result's object and `data` otherwise,
+/// since the v1 `kind` column was free text. An empty `objects` table (a fresh file) copies
+/// nothing.
+const SCHEMA_V3: &str = "
+CREATE TABLE IF NOT EXISTS object_meta (
+    oid        TEXT PRIMARY KEY,
+    owner_kind TEXT NOT NULL,
+    owner_ref  TEXT NULL,
+    kind       TEXT NOT NULL,
+    labels     TEXT NOT NULL,
+    ephemeral  INTEGER NOT NULL,
+    released   INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS object_handles (
+    holder    TEXT NOT NULL,
+    oid       TEXT NOT NULL,
+    rights    INTEGER NOT NULL,
+    ephemeral INTEGER NOT NULL,
+    PRIMARY KEY (holder, oid)
+);
+CREATE INDEX IF NOT EXISTS object_handles_oid ON object_handles (oid, holder);
+CREATE TABLE IF NOT EXISTS object_names (
+    pid  TEXT NOT NULL,
+    name TEXT NOT NULL,
+    oid  TEXT NOT NULL,
+    PRIMARY KEY (pid, name)
+);
+CREATE TABLE IF NOT EXISTS object_roots (
+    pid TEXT NOT NULL,
+    oid TEXT NOT NULL,
+    PRIMARY KEY (pid, oid)
+);
+CREATE TABLE IF NOT EXISTS object_memory (
+    pid        TEXT PRIMARY KEY,
+    goal       TEXT NULL,
+    clearance  TEXT NULL,
+    context    TEXT NOT NULL,
+    skills     TEXT NOT NULL,
+    collection TEXT NULL
+);
+CREATE TABLE IF NOT EXISTS object_payloads (
+    oid      TEXT PRIMARY KEY,
+    envelope BLOB NOT NULL
+);
+INSERT INTO object_meta (oid, owner_kind, owner_ref, kind, labels, ephemeral, released)
+    SELECT oid, owner_kind, owner_pid,
+           CASE WHEN owner_kind = 'process_result' THEN 'process_result' ELSE 'data' END,
+           '[]', 0, 0
+    FROM objects;
+INSERT INTO object_payloads (oid, envelope)
+    SELECT oid, payload FROM objects WHERE payload IS NOT NULL;
+DROP TABLE objects;
+";
+
 /// The migration steps: `MIGRATIONS[i]` takes a file from version `i` to version `i + 1`
 /// (version 0 being an empty file). Sized by [`SCHEMA_VERSION`], so bumping the version
-/// without adding its step does not compile. Every step is DDL only, run inside the open
-/// transaction together with the version bump.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, ""];
+/// without adding its step does not compile. Every step is DDL, plus the statements that carry
+/// rows from a table it replaces into their new home, and runs inside the open transaction
+/// together with the version bump.
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 
 /// The `WHERE` term that selects non-terminal rows. Queries must spell it exactly like the
 /// partial index `processes_live_parent` does, or the planner cannot use that index.
