@@ -727,6 +727,12 @@ async fn process_exit_ends_the_process_with_a_result() {
     let gc = rt.process(grandchild).expect("read").expect("row");
     assert_eq!(gc.status.as_str(), "killed", "live children end first");
 
+    // The result is readable once a wait has granted the parent a handle on it.
+    let early = dispatch_as(&rt, parent, "read_object", json!({"oid": out["result_oid"]})).await;
+    assert_eq!(code(&early), "missing_right", "{early}");
+    let waited =
+        dispatch_as(&rt, parent, "wait_child_process", json!({"child_pid": child.to_string()})).await;
+    assert_eq!(waited["result_handle"], true, "{waited}");
     let object = dispatch_as(&rt, parent, "read_object", json!({"oid": out["result_oid"]})).await;
     assert_eq!(object["payload"], json!([1, "two", {"three": 3}]));
 

@@ -247,6 +247,11 @@ async fn rows_links_and_outcomes_survive_a_reopen(backing: Backing) {
     let listed = list(&rt, root, true).await;
     let statuses: Vec<Status> = listed.children.iter().map(|c| c.status).collect();
     assert_eq!(statuses, [Status::Exited, Status::Killed, Status::Paused]);
+    // A wait grants the handle the read needs; the handle is durable, the payload too.
+    match rt.call_as(root, Call::Wait { child_pid: a, block: false }).await {
+        Ok(CallOk::Waited(w)) => assert!(w.ready && w.result_handle, "{w:?}"),
+        other => panic!("{other:?}"),
+    }
     match rt.call_as(root, Call::ReadObject { target: ObjectTarget::Oid(result_oid) }).await {
         Ok(CallOk::Object(o)) => assert_eq!(o.payload, Some(json!({ "v": 1 }))),
         other => panic!("{other:?}"),
