@@ -744,3 +744,26 @@ fn check_catches_a_handle_on_a_released_object() {
     let error = broken.check().expect_err("dangling handle");
     assert_eq!(error.code(), "invariant_violation");
 }
+
+#[test]
+fn a_delivery_raises_the_context_within_the_clearance_and_a_launch_can_be_undone() {
+    let mut w = World::new();
+    let open = w.root(None, Vec::new());
+    let narrow = w.root(Some(&["public"]), Vec::new());
+    let raise = w.space.plan_raise_context(open, &labels(&["pii"])).expect("cleared");
+    w.commit(raise);
+    assert_eq!(w.space.process(open).expect("memory").context, labels(&["pii"]));
+    assert_eq!(w.space.message_labels(open), labels(&["pii"]));
+    // Nothing new: nothing to commit.
+    assert!(w.space.plan_raise_context(open, &labels(&["pii"])).expect("cleared").is_empty());
+    let denied = w.space.plan_raise_context(narrow, &labels(&["pii"])).expect_err("not cleared");
+    assert_eq!(denied.code(), "flow_denied");
+    assert_eq!(w.space.clearance_of(narrow), Some(vec!["public".to_string()]));
+
+    // A launch view taken back leaves the space as it was.
+    let before = w.space.clone();
+    let child = w.fork(open, ForkMode::Worker, RootSelection::AllParentRoots);
+    assert_ne!(w.space, before);
+    w.space.discard_process(child.child);
+    assert_eq!(w.space, before);
+}

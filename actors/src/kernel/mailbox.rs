@@ -209,7 +209,9 @@ pub enum SendDenied {
         field: String,
     },
     /// Data flow refuses the delivery.
-    #[error("data flow denies delivering label {label:?} to {recipient}")]
+    #[error(
+        "data-flow denied: the message carries label {label:?} (the sender's context) and {recipient} is not cleared for it"
+    )]
     FlowDenied {
         /// The recipient.
         recipient: Pid,
@@ -229,7 +231,7 @@ impl SendDenied {
             SendDenied::TooLarge { .. } => "message_too_large",
             SendDenied::MailboxFull { .. } => "mailbox_full",
             SendDenied::TagTooLong { .. } => "invalid_arguments",
-            SendDenied::FlowDenied { .. } => "data_flow_denied",
+            SendDenied::FlowDenied { .. } => "flow_denied",
         }
     }
 }
@@ -265,8 +267,8 @@ pub fn relation(
     }
 }
 
-/// The data-flow seam: whether a message with `labels` may be delivered to a holder cleared
-/// for `clearance` (`None`: cleared for everything). Object memory supplies real clearances.
+/// Data flow for messages: whether a message with `labels` (its sender's context) may be
+/// delivered to a holder cleared for `clearance` (`None`: cleared for everything).
 pub fn may_deliver(
     recipient: Pid,
     labels: &[String],

@@ -90,6 +90,16 @@ pub enum ObjectError {
         /// The label.
         label: String,
     },
+    /// A process would learn (read a delivered message carrying) a label it is not cleared for.
+    #[error(
+        "data-flow denied: {holder} is not cleared for label {label:?}, so it cannot read what carries it"
+    )]
+    ContextNotCleared {
+        /// The process.
+        holder: Pid,
+        /// The label.
+        label: String,
+    },
     /// A requested child clearance is wider than the parent's.
     #[error(
         "the requested child clearance includes label {label:?}, which the parent is not cleared for; a clearance only narrows"
@@ -200,7 +210,8 @@ impl ObjectError {
             ObjectError::EphemeralHandle { .. } => "ephemeral_handle",
             ObjectError::FlowDenied { .. }
             | ObjectError::ChildFlowDenied { .. }
-            | ObjectError::LabelNotCleared { .. } => "flow_denied",
+            | ObjectError::LabelNotCleared { .. }
+            | ObjectError::ContextNotCleared { .. } => "flow_denied",
             ObjectError::ClearanceExceeds { .. } => "clearance_exceeds",
             ObjectError::NameTaken { .. } => "name_taken",
             ObjectError::InvalidName { .. } => "invalid_name",

@@ -59,6 +59,38 @@ pub fn child_clearance(
 }
 
 impl ObjectSpace {
+    /// Plans raising `pid`'s context by `labels` (what a delivered message carried): a
+    /// `SetContext` when the context grows, nothing otherwise. Refused if `pid` is not cleared
+    /// for one of them (`flow_denied` names no object) or the context would exceed
+    /// [`limits::LABELS_MAX`].
+    pub fn plan_raise_context(
+        &self,
+        pid: Pid,
+        labels: &BTreeSet<String>,
+    ) -> Result<Vec<super::ObjectChange>, ObjectError> {
+        let memory = self.live_memory(pid)?;
+        if let Some(label) = first_uncleared(memory.clearance.as_ref(), labels) {
+            return Err(ObjectError::ContextNotCleared { holder: pid, label: label.clone() });
+        }
+        let context: BTreeSet<String> = memory.context.union(labels).cloned().collect();
+        if context == memory.context {
+            return Ok(Vec::new());
+        }
+        check_labels("context", &context)?;
+        Ok(vec![super::ObjectChange::SetContext { pid, labels: context }])
+    }
+
+    /// The labels a message sent by `pid` carries: its context (empty for a process without
+    /// memory).
+    pub fn message_labels(&self, pid: Pid) -> BTreeSet<String> {
+        self.processes.get(&pid).map(|m| m.context.clone()).unwrap_or_default()
+    }
+
+    /// `pid`'s clearance, as the mailbox's delivery check takes it (`None`: every label).
+    pub fn clearance_of(&self, pid: Pid) -> Option<Vec<String>> {
+        self.processes.get(&pid).and_then(|m| m.clearance.as_ref()).map(|c| c.iter().cloned().collect())
+    }
+
     /// Whether `holder` may be given a handle on `oid`: refused if it is not cleared for one of
     /// the object's labels. The caller has checked that both exist.
     pub(super) fn check_flow(&self, holder: Pid, oid: Oid) -> Result<(), ObjectError> {

@@ -17,6 +17,7 @@ use crate::runtime::shared::Shared;
 use crate::runtime::telemetry::KernelEvent;
 use crate::store::Change;
 use ractor::ActorRef;
+use std::collections::BTreeSet;
 use uuid::Uuid;
 
 /// Validates and commits a message from `sender`, then tells the recipient's actor. Shared by
@@ -61,9 +62,16 @@ pub(crate) async fn deliver(
     if unread >= limits::MAILBOX_UNACKED_MAX as u64 {
         return Err(SendDenied::MailboxFull { recipient: recipient.pid }.into());
     }
-    // The data-flow seam: messages carry no labels until object memory supplies them.
-    let labels: Vec<String> = Vec::new();
-    mailbox::may_deliver(recipient.pid, &labels, None)?;
+    // Data flow: a process's message carries its context; the recipient must be cleared for
+    // it. (The host's messages carry no labels.)
+    let (labels, clearance) = shared.memory.read(|space| {
+        let labels = match sender {
+            Sender::Process(me) => space.message_labels(me).into_iter().collect::<Vec<_>>(),
+            _ => Vec::new(),
+        };
+        (labels, space.clearance_of(recipient.pid))
+    });
+    mailbox::may_deliver(recipient.pid, &labels, clearance.as_deref())?;
     let message = Message {
         message_id: MessageId(Uuid::now_v7()),
         recipient: recipient.pid,
@@ -125,6 +133,19 @@ impl ProcessActor {
         let mut query = query.clone();
         query.limit = query.limit.min(limits::MAILBOX_PAGE_MAX);
         let page = self.shared.store.mailbox(me, &query).map_err(|e| ToolError::store(&e))?;
+        // Reading raises the context by what the messages carry, committed before the ack:
+        // a crash in between over-labels the reader, never under-labels it.
+        let labels: BTreeSet<String> = page.messages.iter().flat_map(|m| m.labels.iter().cloned()).collect();
+        if !labels.is_empty() {
+            self.shared
+                .memory
+                .commit(self.shared.store.as_ref(), |stage| {
+                    let changes = stage.space().plan_raise_context(me, &labels)?;
+                    stage.apply(changes);
+                    Ok::<_, ToolError>(())
+                })
+                .await?;
+        }
         let acked: Vec<MessageId> = if ack {
             page.messages.iter().filter(|m| !m.acked).map(|m| m.message_id).collect()
         } else {
