@@ -5,6 +5,9 @@ use super::calls::{
     Call, CallOk, ChildList, ExitResult, Launched, ObjectView, SignalResult, ToolError, WaitResult,
 };
 use super::calls::{CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
+use super::calls::{
+    CreateObject, ForkRequest, MemoryReport, MergeResult, ObjectCreated, ObjectTarget, ObjectWritten,
+};
 use super::program::{ProgramStart, StartKind};
 use crate::kernel::budget::Usage;
 use crate::kernel::ids::{Oid, Pid};
@@ -144,12 +147,75 @@ impl ProcessContext {
         }
     }
 
-    /// Reads an object's payload (its own or a direct child's result).
+    /// `read_object`: needs a handle with `read` (a child's result: after a wait).
     pub async fn read_object(&self, oid: Oid) -> Result<ObjectView, ToolError> {
-        match self.call(Call::ReadObject { target: crate::runtime::calls::ObjectTarget::Oid(oid) }).await? {
+        self.expect(Call::ReadObject { target: ObjectTarget::Oid(oid) }, |ok| match ok {
             CallOk::Object(o) => Ok(o),
-            other => Err(unexpected(other)),
-        }
+            other => Err(other),
+        })
+        .await
+    }
+
+    /// `fork_child_process`.
+    pub async fn fork_child(&self, request: ForkRequest) -> Result<Launched, ToolError> {
+        self.expect(Call::Fork(request), |ok| match ok {
+            CallOk::Spawned(l) => Ok(l),
+            other => Err(other),
+        })
+        .await
+    }
+
+    /// `merge_child_memory`.
+    pub async fn merge_child(
+        &self,
+        child_pid: Pid,
+        include_child_created: bool,
+    ) -> Result<MergeResult, ToolError> {
+        self.expect(Call::Merge { child_pid, include_child_created }, |ok| match ok {
+            CallOk::Merged(m) => Ok(m),
+            other => Err(other),
+        })
+        .await
+    }
+
+    /// `create_object`.
+    pub async fn create_object(&self, request: CreateObject) -> Result<ObjectCreated, ToolError> {
+        self.expect(Call::CreateObject(request), |ok| match ok {
+            CallOk::Created(c) => Ok(c),
+            other => Err(other),
+        })
+        .await
+    }
+
+    /// `write_object`.
+    pub async fn write_object(
+        &self,
+        target: ObjectTarget,
+        payload: serde_json::Value,
+    ) -> Result<ObjectWritten, ToolError> {
+        self.expect(Call::WriteObject { target, payload }, |ok| match ok {
+            CallOk::Written(w) => Ok(w),
+            other => Err(other),
+        })
+        .await
+    }
+
+    /// `list_objects`: this process's memory.
+    pub async fn list_objects(&self) -> Result<MemoryReport, ToolError> {
+        self.expect(Call::ListObjects, |ok| match ok {
+            CallOk::Memory(m) => Ok(*m),
+            other => Err(other),
+        })
+        .await
+    }
+
+    /// Makes a call and takes the one result shape it answers with.
+    async fn expect<T>(
+        &self,
+        call: Call,
+        shape: impl FnOnce(CallOk) -> Result<T, CallOk>,
+    ) -> Result<T, ToolError> {
+        shape(self.call(call).await?).map_err(unexpected)
     }
 
     /// `send_process_message`.
