@@ -11,7 +11,7 @@
 //!
 //! Waiting, paused and runnable rows are left as they are; their actors re-arm them.
 
-use super::actor::release_children;
+use super::actor::{children_of, release_children};
 use super::ids::UuidV7Ids;
 use super::memory::{Memory, Stage};
 use super::shared::Shared;
@@ -81,7 +81,7 @@ pub(crate) async fn recover(
         if let Some(event) = event {
             row.apply(event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
             status.insert(row.pid, row.status);
-            ended.push(row.clone());
+            ended.push((row.clone(), children_of(store, row.pid)));
         }
         if !row.status.is_terminal() {
             live.push(row);
@@ -94,9 +94,9 @@ pub(crate) async fn recover(
             for row in without {
                 adopt_without_memory(stage, row);
             }
-            for row in &ended {
+            for (row, children) in &ended {
                 if row.status.is_terminal() {
-                    release_children(store, stage, row.pid);
+                    release_children(stage, row.pid, children);
                 }
                 stage.push(Change::PutProcess(row.clone()));
             }
@@ -195,10 +195,11 @@ pub(crate) async fn end_orphaned_subtree(shared: &Shared, pid: Pid, end: &Orphan
 /// Commits an orphan's end together with the release of its unmerged children's memory.
 async fn commit_end(shared: &Shared, row: &ProcessRow) -> bool {
     let store = shared.store.as_ref();
+    let children = children_of(store, row.pid);
     let committed = shared
         .memory
         .commit(store, |stage| {
-            release_children(store, stage, row.pid);
+            release_children(stage, row.pid, &children);
             stage.push(Change::PutProcess(row.clone()));
             Ok::<_, super::calls::ToolError>(())
         })

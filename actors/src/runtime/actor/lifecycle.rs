@@ -339,7 +339,7 @@ impl ProcessActor {
     pub(crate) async fn finish_ending(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
         let Some(ending) = state.ending.take() else { return };
         let me = state.pid();
-        let shared = &self.shared;
+        let children = super::objects::children_of(self.shared.store.as_ref(), me);
         let (event, payload) = (ending.event, ending.payload);
         // Exit is only legal from `running`; a process told to exit in any other live status
         // (it cannot be, calls are held while paused) would be an internal error. The result
@@ -363,7 +363,7 @@ impl ProcessActor {
                     }
                     (event, _) => event,
                 };
-                super::objects::release_children(shared.store.as_ref(), stage, me);
+                super::objects::release_children(stage, me, &children);
                 (event, ())
             })
             .await;

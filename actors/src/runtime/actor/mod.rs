@@ -15,7 +15,7 @@ mod lifecycle;
 mod mailbox;
 mod objects;
 pub(crate) use mailbox::deliver;
-pub(crate) use objects::release_children;
+pub(crate) use objects::{children_of, release_children};
 mod signals;
 
 use super::calls::{Call, CallOk, CallReply, ToolError};

@@ -230,17 +230,22 @@ pub(crate) fn grant_result(stage: &mut Stage<'_>, parent: Pid, result: &mut Wait
     }
 }
 
-/// Stages the release of the memory of `parent`'s unmerged children (at `parent`'s end).
-pub(crate) fn release_children(store: &dyn Store, stage: &mut Stage<'_>, parent: Pid) -> ReleasePlan {
+/// Every child of `parent`, live or terminal, by pid: read before a stage is opened, so the
+/// memory lock is never held across a store read.
+pub(crate) fn children_of(store: &dyn Store, parent: Pid) -> Vec<Pid> {
     let query = ProcessQuery { parent: Some(parent), include_terminal: true, ..ProcessQuery::default() };
-    let children: Vec<Pid> = match store.processes(query) {
+    match store.processes(query) {
         Ok(rows) => rows.into_iter().map(|r| r.pid).collect(),
         Err(e) => {
             tracing::error!(%parent, error = %e, "failed to list children to release their memory");
-            return ReleasePlan::default();
+            Vec::new()
         }
-    };
-    match stage.space().release_unmerged_children(parent, &children) {
+    }
+}
+
+/// Stages the release of the memory of `parent`'s unmerged `children` (at `parent`'s end).
+pub(crate) fn release_children(stage: &mut Stage<'_>, parent: Pid, children: &[Pid]) -> ReleasePlan {
+    match stage.space().release_unmerged_children(parent, children) {
         Ok(plan) => {
             stage.apply(plan.changes.clone());
             plan
