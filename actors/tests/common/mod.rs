@@ -4,6 +4,8 @@
 #![allow(dead_code, reason = "each test file uses its own subset of these helpers")]
 
 pub(crate) mod crash;
+pub(crate) mod interposed;
+pub(crate) mod objects;
 
 use agentvisor_actors::kernel::budget::Budget;
 use agentvisor_actors::kernel::capability::{CapabilityRequest, Rights};
