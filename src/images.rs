@@ -70,7 +70,7 @@ fn observed(id: &str, sink: mpsc::UnboundedSender<PuppetRestart>) -> Image {
         program_fn(move |ctx| async move {
             if let StartKind::Restarted { completed_wait, completed_receive } = ctx.start_kind() {
                 let completed = match (completed_wait, completed_receive) {
-                    (Some(w), _) => Some(CallOk::Waited(w.clone())),
+                    (Some(w), _) => Some(CallOk::Waited((**w).clone())),
                     (None, Some(r)) => Some(CallOk::Received(r.clone())),
                     (None, None) => None,
                 };

@@ -54,7 +54,7 @@ fn waiter(tx: mpsc::UnboundedSender<WaiterSaw>) -> Image {
                     Ok(())
                 }
                 StartKind::Restarted { completed_wait, .. } => {
-                    let _ = tx.send(WaiterSaw::Restarted(completed_wait));
+                    let _ = tx.send(WaiterSaw::Restarted(completed_wait.map(|w| *w)));
                     ctx.exit(Some(json!({ "recovered": true }))).await?;
                     Ok(())
                 }

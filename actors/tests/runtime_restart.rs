@@ -138,7 +138,7 @@ fn waiter(tx: mpsc::UnboundedSender<WaiterSaw>) -> Image {
                     panic!("the first execution's wait must not return: the runtime stops first");
                 }
                 StartKind::Restarted { completed_wait, .. } => {
-                    let _ = tx.send(WaiterSaw::Restarted(completed_wait));
+                    let _ = tx.send(WaiterSaw::Restarted(completed_wait.map(|w| *w)));
                     ctx.exit(Some(json!({ "restarted": true }))).await?;
                     Ok(())
                 }

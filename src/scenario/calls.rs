@@ -55,8 +55,8 @@ pub(super) enum Handle {
     },
     /// It answered while the runner was letting go of the runtime.
     Ready {
-        /// The answer.
-        result: Result<CallOk, ToolError>,
+        /// The answer (boxed: an answer is large, a handle small).
+        result: Box<Result<CallOk, ToolError>>,
         /// Names to bind from it.
         bind: BTreeMap<String, String>,
     },
@@ -101,7 +101,7 @@ impl Handle {
     pub(super) async fn release(self) -> Handle {
         match self {
             Handle::Live { pid, blocking_wait, bind, task } => match joined(task.await) {
-                CallOutcome::Done(reply) => Handle::Ready { result: reply.result, bind },
+                CallOutcome::Done(reply) => Handle::Ready { result: Box::new(reply.result), bind },
                 CallOutcome::Interrupted if blocking_wait => Handle::Carried { pid, bind },
                 CallOutcome::Interrupted => Handle::Lost { pid, bind },
             },
@@ -129,7 +129,7 @@ fn spawn_call(
 
 /// A started call: answered, or suspended with its task still in flight.
 enum Started {
-    Done(CallReply),
+    Done(Box<CallReply>),
     Suspended { task: JoinHandle<CallOutcome>, held: bool },
 }
 
@@ -164,7 +164,7 @@ impl Runner<'_> {
                 outcome = &mut task => {
                     let reply = outcome_reply(joined(outcome));
                     settle::after_call(&rt, &reply.result).await;
-                    return Ok(Started::Done(reply));
+                    return Ok(Started::Done(Box::new(reply)));
                 }
                 event = events.recv(), if listening => match event {
                     Ok(KernelEvent::ProcessTransition { pid: p, to: Status::WaitingEvent, .. }) if p == pid => {
@@ -236,7 +236,7 @@ impl Runner<'_> {
                     let blocking_wait =
                         matches!(call, Call::Wait { block: true, .. } | Call::Receive { block: true, .. });
                     match self.start(i, pid, call).await? {
-                        Started::Done(reply) => reply,
+                        Started::Done(reply) => *reply,
                         Started::Suspended { task, .. } => {
                             rule.end();
                             suspended = true;
@@ -276,7 +276,7 @@ impl Runner<'_> {
                 settle::after_call(&rt, &result).await;
                 (result, bind)
             }
-            Handle::Ready { result, bind } => (result, bind),
+            Handle::Ready { result, bind } => (*result, bind),
             Handle::Carried { pid, bind } => (self.resumed_wait(i, pid).await?, bind),
             Handle::Lost { pid, bind } => {
                 let message = format!(

@@ -150,17 +150,17 @@ impl ProcessContext {
     /// `read_object`: needs a handle with `read` (a child's result: after a wait).
     pub async fn read_object(&self, oid: Oid) -> Result<ObjectView, ToolError> {
         self.expect(Call::ReadObject { target: ObjectTarget::Oid(oid) }, |ok| match ok {
-            CallOk::Object(o) => Ok(o),
-            other => Err(other),
+            CallOk::Object(o) => Some(o),
+            _ => None,
         })
         .await
     }
 
     /// `fork_child_process`.
     pub async fn fork_child(&self, request: ForkRequest) -> Result<Launched, ToolError> {
-        self.expect(Call::Fork(request), |ok| match ok {
-            CallOk::Spawned(l) => Ok(l),
-            other => Err(other),
+        self.expect(Call::Fork(Box::new(request)), |ok| match ok {
+            CallOk::Spawned(l) => Some(l),
+            _ => None,
         })
         .await
     }
@@ -172,8 +172,8 @@ impl ProcessContext {
         include_child_created: bool,
     ) -> Result<MergeResult, ToolError> {
         self.expect(Call::Merge { child_pid, include_child_created }, |ok| match ok {
-            CallOk::Merged(m) => Ok(m),
-            other => Err(other),
+            CallOk::Merged(m) => Some(m),
+            _ => None,
         })
         .await
     }
@@ -181,8 +181,8 @@ impl ProcessContext {
     /// `create_object`.
     pub async fn create_object(&self, request: CreateObject) -> Result<ObjectCreated, ToolError> {
         self.expect(Call::CreateObject(request), |ok| match ok {
-            CallOk::Created(c) => Ok(c),
-            other => Err(other),
+            CallOk::Created(c) => Some(c),
+            _ => None,
         })
         .await
     }
@@ -194,8 +194,8 @@ impl ProcessContext {
         payload: serde_json::Value,
     ) -> Result<ObjectWritten, ToolError> {
         self.expect(Call::WriteObject { target, payload }, |ok| match ok {
-            CallOk::Written(w) => Ok(w),
-            other => Err(other),
+            CallOk::Written(w) => Some(w),
+            _ => None,
         })
         .await
     }
@@ -203,19 +203,18 @@ impl ProcessContext {
     /// `list_objects`: this process's memory.
     pub async fn list_objects(&self) -> Result<MemoryReport, ToolError> {
         self.expect(Call::ListObjects, |ok| match ok {
-            CallOk::Memory(m) => Ok(*m),
-            other => Err(other),
+            CallOk::Memory(m) => Some(*m),
+            _ => None,
         })
         .await
     }
 
     /// Makes a call and takes the one result shape it answers with.
-    async fn expect<T>(
-        &self,
-        call: Call,
-        shape: impl FnOnce(CallOk) -> Result<T, CallOk>,
-    ) -> Result<T, ToolError> {
-        shape(self.call(call).await?).map_err(unexpected)
+    async fn expect<T>(&self, call: Call, shape: impl FnOnce(CallOk) -> Option<T>) -> Result<T, ToolError> {
+        let name = call.name();
+        shape(self.call(call).await?).ok_or_else(|| {
+            ToolError::new("internal", format!("{name} answered with a result of an unexpected shape"))
+        })
     }
 
     /// `send_process_message`.

@@ -127,9 +127,18 @@ impl Memory {
         result
     }
 
-    /// Takes back a launch view whose change set the store refused.
+    /// Takes back a launch view whose change set the store refused, with the payloads staged
+    /// for the objects it owned (its goal).
     pub(crate) fn discard_launch(&self, child: Pid) {
-        self.space.lock().discard_process(child);
+        let mut space = self.space.lock();
+        let owned: Vec<Oid> = space.owned_by(&crate::kernel::objects::Owner::Process(child)).collect();
+        let mut durable = self.durable.lock();
+        for oid in owned {
+            self.payloads.remove(&oid);
+            durable.remove(&oid);
+        }
+        drop(durable);
+        space.discard_process(child);
     }
 
     /// Sets a payload (under a stage, so concurrent writes land in commit order).
@@ -153,9 +162,22 @@ impl Memory {
         let value = envelope.to_json().map_err(|e| {
             ToolError::new("corrupt_payload", format!("the durable payload of {oid} cannot be decoded: {e}"))
         })?;
-        let payload = Payload { value, durable: true };
-        self.payloads.insert(oid, payload.clone());
-        Ok(Lookup::Found(payload))
+        // Cached under the space lock, which every write and release of a payload holds: a
+        // write that landed since the load wins (the entry is taken as it is), and an object
+        // released since the load is not brought back.
+        let space = self.space.lock();
+        if space.object(oid).is_none_or(|o| o.released) {
+            return Ok(Lookup::NotMaterializable);
+        }
+        let cached = self.payloads.entry(oid).or_insert(Payload { value, durable: true }).clone();
+        drop(space);
+        Ok(Lookup::Found(cached))
+    }
+
+    /// A payload held in this runtime, without going to the store: for a caller that holds a
+    /// stage (a payload that is only in the store is durable already).
+    pub(crate) fn local_payload(&self, oid: Oid) -> Option<Payload> {
+        self.payloads.get(&oid).map(|p| p.clone())
     }
 
     /// Whether an object's payload is durable.

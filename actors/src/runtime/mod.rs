@@ -315,7 +315,7 @@ impl Runtime {
                     .space()
                     .plan_root_view(&view)
                     .and_then(|approval| stage.space().materialize_view(approval, pid, &mut ids))
-                    .map_err(|e| RuntimeError::InvalidRoot(e.to_string()))?;
+                    .map_err(|e| RuntimeError::Tool(e.into()))?;
                 stage.apply(plan.changes);
                 stage.put_payload(plan.goal, serde_json::Value::String(row.goal.clone()), true);
                 stage.push(Change::PutProcess(row.clone()));

@@ -47,8 +47,9 @@ pub enum StartKind {
     /// A restart from durable state: after a reopen, or a resume of a stale execution. The
     /// program should continue from its checkpoint, not replay effects.
     Restarted {
-        /// The saved child wait that completed while no execution was live, if any.
-        completed_wait: Option<WaitResult>,
+        /// The saved child wait that completed while no execution was live, if any (boxed:
+        /// a wait result is large and most starts carry none).
+        completed_wait: Option<Box<WaitResult>>,
         /// The saved receive that completed while no execution was live, if any.
         completed_receive: Option<super::calls::MessagesReceived>,
     },

@@ -106,7 +106,7 @@ pub(crate) async fn fork(
     mode: ForkMode,
     roots: RootSelection,
 ) -> Result<Launched, ToolError> {
-    match rt.call_as(parent, Call::Fork(ForkRequest { launch, mode, roots })).await? {
+    match rt.call_as(parent, Call::Fork(Box::new(ForkRequest { launch, mode, roots }))).await? {
         CallOk::Spawned(l) => Ok(l),
         other => panic!("fork answered {other:?}"),
     }

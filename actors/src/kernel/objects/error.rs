@@ -90,6 +90,14 @@ pub enum ObjectError {
         /// The label.
         label: String,
     },
+    /// The host asked for a root whose goal carries a label its clearance leaves out.
+    #[error(
+        "data-flow denied: the root's goal carries label {label:?} and its clearance does not cover it; widen the clearance or drop the label"
+    )]
+    RootGoalNotCleared {
+        /// The label.
+        label: String,
+    },
     /// A process would learn (read a delivered message carrying) a label it is not cleared for.
     #[error(
         "data-flow denied: {holder} is not cleared for label {label:?}, so it cannot read what carries it"
@@ -211,7 +219,8 @@ impl ObjectError {
             ObjectError::FlowDenied { .. }
             | ObjectError::ChildFlowDenied { .. }
             | ObjectError::LabelNotCleared { .. }
-            | ObjectError::ContextNotCleared { .. } => "flow_denied",
+            | ObjectError::ContextNotCleared { .. }
+            | ObjectError::RootGoalNotCleared { .. } => "flow_denied",
             ObjectError::ClearanceExceeds { .. } => "clearance_exceeds",
             ObjectError::NameTaken { .. } => "name_taken",
             ObjectError::InvalidName { .. } => "invalid_name",

@@ -143,7 +143,7 @@ impl ObjectSpace {
         let clearance = flow::child_clearance(None, request.clearance.as_ref())?;
         flow::check_labels("goal_labels", &request.goal_labels)?;
         if let Some(label) = first_uncleared(clearance.as_ref(), &request.goal_labels) {
-            return Err(ObjectError::ChildFlowDenied { oid: None, label: label.clone() });
+            return Err(ObjectError::RootGoalNotCleared { label: label.clone() });
         }
         skills::check_skills(&request.default_skills)?;
         let skills = SkillProjection { skills: request.default_skills.clone(), dropped: Vec::new() };

@@ -55,7 +55,8 @@ impl ProcessActor {
         let message_call = call.is_message_call();
         let result = match call {
             Call::Spawn(request) => self.launch(myself, state, request, None).await,
-            Call::Fork(ForkRequest { launch, mode, roots }) => {
+            Call::Fork(fork) => {
+                let ForkRequest { launch, mode, roots } = *fork;
                 self.launch(myself, state, launch, Some((mode, roots))).await
             }
             Call::Merge { child_pid, include_child_created } => {

@@ -184,7 +184,8 @@ impl ProcessActor {
             if state.started_at.is_none() {
                 state.started_at = Some(tokio::time::Instant::now());
             }
-            let kind = StartKind::Restarted { completed_wait: Some(result), completed_receive: None };
+            let kind =
+                StartKind::Restarted { completed_wait: Some(Box::new(result)), completed_receive: None };
             self.launch_program(myself, state, kind).await;
         } else if let Some(reply) = pending {
             let _ = reply.send(Ok(CallOk::Waited(result)));

@@ -124,7 +124,8 @@ impl ProcessActor {
 
     /// `checkpoint_object`: makes a payload durable, now and for every later write. Needs
     /// `write` (durability costs the owner's storage); refused for a payload that is already
-    /// gone.
+    /// gone. Everything is checked and read under the stage, so a write or a release racing
+    /// it is either wholly before it or wholly after it.
     pub(crate) async fn checkpoint_object(
         &self,
         state: &ProcessState,
@@ -132,23 +133,24 @@ impl ProcessActor {
     ) -> Result<CallOk, ToolError> {
         let me = state.pid();
         let memory = &self.shared.memory;
-        let oid = memory.read(|space| {
-            let oid = resolve(space, me, &target)?;
-            let handle = space.handle(me, oid);
-            let held = handle.map_or(ObjectRights::empty(), |h| h.rights);
-            if let Some(right) = held.first_missing(ObjectRights::WRITE) {
-                return Err(ToolError::from(ObjectError::MissingRight { holder: me, oid, right, held }));
-            }
-            Ok(oid)
-        })?;
-        let payload = match memory.payload(self.shared.store.as_ref(), oid)? {
-            Lookup::Found(payload) => payload,
-            Lookup::NotMaterializable => return Err(not_materializable(oid)),
-        };
-        let labels = memory
+        let (oid, labels) = memory
             .commit(self.shared.store.as_ref(), |stage| {
+                let space = stage.space();
+                let oid = resolve(space, me, &target)?;
+                let Some(object) = space.object(oid).filter(|o| !o.released) else {
+                    return Err(ObjectError::ObjectReleased { oid }.into());
+                };
+                let held = space.handle(me, oid).map_or(ObjectRights::empty(), |h| h.rights);
+                if let Some(right) = held.first_missing(ObjectRights::WRITE) {
+                    return Err(ToolError::from(ObjectError::MissingRight { holder: me, oid, right, held }));
+                }
+                let labels = object.labels.iter().cloned().collect();
+                if memory.is_durable(oid) {
+                    return Ok((oid, labels)); // every write already commits its payload
+                }
+                let payload = memory.local_payload(oid).ok_or_else(|| not_materializable(oid))?;
                 stage.put_payload(oid, payload.value, true);
-                Ok::<_, ToolError>(labels_of(stage.space(), oid))
+                Ok::<_, ToolError>((oid, labels))
             })
             .await?;
         Ok(CallOk::Written(ObjectWritten { oid, labels, durable: true }))

@@ -85,7 +85,7 @@ impl ProcessActor {
                 let deferred = state.deferred_wait.take();
                 if restart {
                     let (completed_wait, completed_receive) = match deferred {
-                        Some((CallOk::Waited(w), _)) => (Some(w), None),
+                        Some((CallOk::Waited(w), _)) => (Some(Box::new(w)), None),
                         Some((CallOk::Received(r), _)) => (None, Some(r)),
                         _ => (None, None),
                     };

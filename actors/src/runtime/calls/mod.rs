@@ -50,8 +50,8 @@ pub enum Call {
         /// The result payload, made into a PROCESS_RESULT object.
         payload: Option<serde_json::Value>,
     },
-    /// `fork_child_process`.
-    Fork(ForkRequest),
+    /// `fork_child_process` (boxed: it is the largest call, and calls travel in actor messages).
+    Fork(Box<ForkRequest>),
     /// `merge_child_memory`.
     Merge {
         /// A direct, terminal child.
