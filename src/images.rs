@@ -2,7 +2,8 @@
 //!
 //! - [`PUPPET_IMAGE`]: a program that does nothing by itself. Its process is driven from
 //!   outside with [`Runtime::call_as`](crate::actors::runtime::Runtime::call_as), which is how
-//!   the scenario runner and the JSON tool tests act as a process.
+//!   the scenario runner and the JSON tool tests act as a process. It offers every kernel
+//!   tool and has no default skills.
 //! - [`OTHER_PUPPET_IMAGE`]: the same program under a second id, so that a scenario can
 //!   launch a child on an image other than its parent's (which needs read authority on it).
 //!
@@ -12,6 +13,7 @@ use crate::actors::Pid;
 use crate::actors::runtime::RuntimeOptions;
 use crate::actors::runtime::calls::CallOk;
 use crate::actors::runtime::program::{Image, StartKind, program_fn};
+use crate::tools::ToolName;
 use tokio::sync::mpsc;
 
 /// The puppet image's id.
@@ -27,6 +29,13 @@ fn idle_image(id: &str) -> Image {
             Ok(())
         })
     })
+    .offers(kernel_tools())
+}
+
+/// Every kernel tool's name: what a puppet offers, since it can be driven to call any of them
+/// (a cross-image fork keeps a loaded skill whose allowed tools are all among these).
+fn kernel_tools() -> impl Iterator<Item = &'static str> {
+    ToolName::ALL.into_iter().map(ToolName::as_str)
 }
 
 /// An image whose program never acts and never returns: every call its process makes comes
@@ -80,6 +89,7 @@ fn observed(id: &str, sink: mpsc::UnboundedSender<PuppetRestart>) -> Image {
             Ok(())
         })
     })
+    .offers(kernel_tools())
 }
 
 /// Every built-in image, as runtime options.

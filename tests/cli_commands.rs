@@ -131,6 +131,82 @@ fn ps_and_inspect_show_unread_messages_without_acknowledging_them() {
 }
 
 #[test]
+fn inspect_shows_object_memory() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+    let scenario = work.path().join("memory.json");
+    let steps = serde_json::json!({"steps": [
+        {"spawn_root": {"name": "root", "goal": "keep notes", "clearance": ["pii", "public"],
+            "capabilities": [{"resource": "process:spawn", "rights": ["execute"], "delegable": true}]}},
+        {"call": {"as": "root", "tool": "create_object",
+            "args": {"payload": "n", "name": "notes", "labels": ["pii"], "root": true}}},
+        {"call": {"as": "root", "tool": "load_skills",
+            "args": {"skills": [{"name": "review", "allowed_tools": ["read_object"]}]}}},
+        {"call": {"as": "root", "tool": "fork_child_process",
+            "args": {"goal": "look", "mode": "speculative"}, "bind": {"kid": "/pid"}}},
+        {"call": {"as": "kid", "tool": "create_object", "args": {"payload": 1, "ephemeral": true}}},
+        {"call": {"as": "kid", "tool": "process_exit"}},
+        {"call": {"as": "root", "tool": "merge_child_memory", "args": {"child_pid": "$kid"}}}
+    ]});
+    std::fs::write(&scenario, steps.to_string()).expect("write the scenario");
+    let run = agentvisor(&state, &["script", scenario.to_str().expect("utf-8"), "--persist"]);
+    assert!(run.status.success(), "{}\n{}", text(&run.stdout), text(&run.stderr));
+
+    let ps = agentvisor(&state, &["ps", "--all", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
+    let pid_of = |goal: &str| {
+        rows.as_array().expect("rows").iter().find(|r| r["goal"] == goal).expect(goal)["pid"]
+            .as_str()
+            .expect("pid")
+            .to_string()
+    };
+    let (root, kid) = (pid_of("keep notes"), pid_of("look"));
+
+    let out = agentvisor(&state, &["inspect", &root, "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let view: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let memory = &view["memory"];
+    assert_eq!(memory["pid"], root.as_str());
+    assert_eq!(memory["clearance"], serde_json::json!(["pii", "public"]));
+    assert_eq!(memory["context"], serde_json::json!([]), "creating does not raise the context");
+    assert_eq!(memory["skills"][0]["name"], "review");
+    assert_eq!(memory["collected"], serde_json::Value::Null);
+    let handles = memory["handles"].as_array().expect("handles");
+    assert_eq!(handles.len(), 2, "its goal and its notes: {memory}");
+    let notes = &handles[1];
+    assert_eq!(notes["names"], serde_json::json!(["notes"]));
+    assert_eq!(notes["labels"], serde_json::json!(["pii"]));
+    assert_eq!(notes["rights"], serde_json::json!(["read", "write", "delegate"]));
+    assert_eq!(notes["root"], true);
+    assert_eq!(memory["roots"].as_array().map(Vec::len), Some(2));
+    assert_eq!(memory["goal_oid"], handles[0]["oid"]);
+
+    let out = agentvisor(&state, &["inspect", &kid, "--json"]);
+    let view: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let memory = &view["memory"];
+    assert_eq!(memory["collected"], "merged", "{memory}");
+    assert_eq!(memory["handles"], serde_json::json!([]), "a merged child holds nothing");
+    let owned = memory["owned"].as_array().expect("owned");
+    assert_eq!(owned.len(), 2, "its goal and its scratch, both tombstones: {memory}");
+    assert!(owned.iter().all(|o| o["released"] == true), "{memory}");
+
+    let human = text(&agentvisor(&state, &["inspect", &root]).stdout);
+    let notes_oid = notes["oid"].as_str().expect("oid");
+    let line = human.lines().find(|l| l.trim_start().starts_with(notes_oid)).expect("a line for the notes");
+    for part in ["data", "rights=read,write,delegate", "root", "names=notes", "labels=pii"] {
+        assert!(line.contains(part), "{part} in {line:?}");
+    }
+    assert!(human.lines().any(|l| l.trim() == "clearance   pii public"), "{human}");
+    assert!(human.lines().any(|l| l.trim() == "skills      review[read_object]"), "{human}");
+    assert!(human.lines().any(|l| l.trim() == "handles     2"), "{human}");
+    let human = text(&agentvisor(&state, &["inspect", &kid]).stdout);
+    assert!(human.lines().any(|l| l.trim() == "collected   merged"), "{human}");
+    let tombstones = human.lines().filter(|l| l.trim_end().ends_with(" released")).count();
+    assert_eq!(tombstones, 2, "{human}");
+    assert!(human.lines().any(|l| l.trim().starts_with("owned       2")), "{human}");
+}
+
+#[test]
 fn bad_input_is_one_line_and_a_nonzero_exit() {
     let work = tempfile::tempdir().expect("tempdir");
     let state = work.path().join("state");

@@ -40,6 +40,13 @@ fn json() -> impl Strategy<Value = Value> {
         Just("message_ids".to_string()),
         Just("limit".to_string()),
         Just("payload".to_string()),
+        Just("root_oids".to_string()),
+        Just("mode".to_string()),
+        Just("oid".to_string()),
+        Just("name".to_string()),
+        Just("skills".to_string()),
+        Just("allowed_tools".to_string()),
+        Just("clearance".to_string()),
         "[a-z_]{0,12}",
     ];
     let leaf = prop_oneof![
@@ -52,6 +59,7 @@ fn json() -> impl Strategy<Value = Value> {
         Just(Value::String("01a2290b-06f7-7147-946c-cde758620d40".into())),
         Just(Value::String("execute".into())),
         Just(Value::String("pause".into())),
+        Just(Value::String("speculative".into())),
     ];
     leaf.prop_recursive(4, 48, 6, move |inner| {
         prop_oneof![

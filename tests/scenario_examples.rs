@@ -34,9 +34,20 @@ async fn run(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_example_scenario_completes_with_every_expectation_holding() {
     let files = examples();
-    for required in
-        ["spawn_wait_exit", "denials", "signals", "batch_ends", "restart", "messages", "receive_restart"]
-    {
+    for required in [
+        "spawn_wait_exit",
+        "denials",
+        "signals",
+        "batch_ends",
+        "restart",
+        "messages",
+        "receive_restart",
+        "fork_worker",
+        "fork_restricted",
+        "fork_copy",
+        "fork_speculative",
+        "merge_after_wait",
+    ] {
         assert!(
             files.iter().any(|f| f.file_stem().is_some_and(|s| s == required)),
             "examples/scenarios/{required}.json is missing"
@@ -123,4 +134,42 @@ fn malformed_scenarios_are_refused_with_the_step_and_field() {
         let err = Scenario::from_json(text).expect_err(text);
         assert!(err.to_string().contains(want), "{text}: {err} (wanted {want:?})");
     }
+}
+
+#[tokio::test]
+async fn roots_take_a_clearance_and_goal_labels_and_bound_oids_are_referenced_like_pids() {
+    let text = r#"{"steps": [
+        {"spawn_root": {"name": "root", "goal": "g", "clearance": ["pii", "public"], "goal_labels": ["pii"],
+            "capabilities": [{"resource": "process:spawn", "rights": ["execute"], "delegable": true}]}},
+        {"expect": {"pointer": "/memory/clearance", "equals": ["pii", "public"]}},
+        {"expect": {"pointer": "/memory/context", "equals": ["pii"]}},
+        {"call": {"as": "root", "tool": "fork_child_process", "args": {"goal": "c", "include_parent_roots": false},
+            "bind": {"kid": "/pid", "kid_goal": "/goal_oid"}}},
+        {"call": {"as": "kid", "tool": "create_object", "args": {"payload": 7, "root": true}, "bind": {"made": "/oid"}}},
+        {"expect": {"pointer": "/labels", "equals": ["pii"]}},
+        {"call": {"as": "kid", "tool": "process_exit"}},
+        {"call": {"as": "root", "tool": "merge_child_memory", "args": {"child_pid": "$kid"},
+            "bind": {"adopted": "/merged_oids/0", "skipped_goal": "/skipped_oids/0/oid"}}},
+        {"expect": {"pointer": "/merged_oids", "equals": ["$made"]}},
+        {"expect": {"pointer": "/skipped_oids/0/oid", "equals": "$kid_goal"}},
+        {"call": {"as": "root", "tool": "read_object", "args": {"oid": "$adopted"}}},
+        {"expect": {"pointer": "/payload", "equals": 7}},
+        {"call": {"as": "root", "tool": "read_object", "args": {"oid": "$skipped_goal"}}},
+        {"expect": {"pointer": "/error/code", "equals": "object_released"}},
+        {"inspect": {"pid": "kid"}},
+        {"expect": {"pointer": "/memory/collected", "equals": "merged"}},
+        {"spawn_root": {"name": "narrow", "goal": "g", "clearance": [], "goal_labels": ["pii"]}}
+    ]}"#;
+    let (summary, lines) = run(text, None).await;
+    let summary = summary.expect("runs");
+    assert!(summary.passed(), "{summary}: {lines:#?}");
+    assert_eq!(summary.expectations_passed, 8);
+    let refused = &lines[16]["error"];
+    assert_eq!(refused["code"], "invalid_root", "a root not cleared for its own goal: {refused}");
+    assert!(refused["message"].as_str().is_some_and(|m| m.contains("\"pii\"")), "{refused}");
+
+    let err =
+        Scenario::from_json(r#"{"steps": [{"spawn_root": {"name": "r", "goal": "g", "clearance": "pii"}}]}"#)
+            .expect_err("a clearance is a list");
+    assert!(err.to_string().contains("steps[0] (spawn_root): clearance"), "{err}");
 }

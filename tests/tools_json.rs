@@ -83,11 +83,18 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
         names,
         [
             "spawn_child_process",
+            "fork_child_process",
             "list_child_processes",
             "wait_child_process",
             "signal_child_process",
+            "merge_child_memory",
             "process_exit",
+            "create_object",
             "read_object",
+            "write_object",
+            "list_objects",
+            "checkpoint_object",
+            "load_skills",
             "send_process_message",
             "read_process_messages",
             "receive_process_messages"
@@ -96,24 +103,31 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
     let filters = ["kind", "sender", "channel", "correlation_id", "reply_to", "message_ids"];
     let read_props: Vec<&str> = filters.iter().copied().chain(["include_acked", "ack", "limit"]).collect();
     let receive_props: Vec<&str> = read_props.iter().copied().chain(["block"]).collect();
-    let expected: [(&str, &[&str], &[&str]); 9] = [
-        (
-            "spawn_child_process",
-            &["goal"],
-            &[
-                "goal",
-                "image",
-                "working_directory",
-                "inherit_capabilities",
-                "inherit_paths",
-                "resource_budget",
-            ],
-        ),
+    let launch_props = [
+        "goal",
+        "image",
+        "working_directory",
+        "inherit_capabilities",
+        "inherit_paths",
+        "resource_budget",
+        "clearance",
+    ];
+    let fork_props: Vec<&str> =
+        launch_props.iter().copied().chain(["root_oids", "include_parent_roots", "mode"]).collect();
+    let expected: [(&str, &[&str], &[&str]); 16] = [
+        ("spawn_child_process", &["goal"], &launch_props),
+        ("fork_child_process", &["goal"], &fork_props),
         ("list_child_processes", &[], &["include_terminal"]),
         ("wait_child_process", &["child_pid"], &["child_pid", "block"]),
         ("signal_child_process", &["child_pid", "signal"], &["child_pid", "signal", "reason"]),
+        ("merge_child_memory", &["child_pid"], &["child_pid", "include_child_created"]),
         ("process_exit", &[], &["payload"]),
-        ("read_object", &["oid"], &["oid"]),
+        ("create_object", &["payload"], &["payload", "name", "labels", "ephemeral", "root", "durable"]),
+        ("read_object", &[], &["oid", "name"]),
+        ("write_object", &["payload"], &["oid", "name", "payload"]),
+        ("list_objects", &[], &[]),
+        ("checkpoint_object", &[], &["oid", "name"]),
+        ("load_skills", &["skills"], &["skills"]),
         (
             "send_process_message",
             &["to"],
@@ -349,7 +363,7 @@ async fn malformed_calls_are_refused_with_the_field_named() {
     let rt = runtime().await;
     let boss = root(&rt, spawner(), json!({})).await;
     let cases: Vec<(&str, Value, &str, &str)> = vec![
-        ("fork_child_process", json!({}), "unknown_tool", "fork_child_process"),
+        ("fork_children", json!({}), "unknown_tool", "fork_children"),
         ("spawn_child_process", json!({"goal": "x", "colour": "red"}), "invalid_arguments", "colour"),
         ("spawn_child_process", json!("go"), "invalid_arguments", "arguments"),
         ("spawn_child_process", json!({"goal": 7}), "invalid_arguments", "goal"),

@@ -1,5 +1,7 @@
-//! `agentvisor inspect PID`: one process in full, from a read-only view.
+//! `agentvisor inspect PID`: one process in full, from a read-only view: its row, result,
+//! mailbox, capabilities and object memory.
 
+use super::memory::memory_lines;
 use super::output::{grants_json, mailbox_view, message_line, open_view, parse_pid, row_json};
 use agentvisor::actors::store::ProcessQuery;
 use serde_json::json;
@@ -35,6 +37,7 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
         None => serde_json::Value::Null,
     };
     let mailbox = mailbox_view(&rt, pid)?;
+    let memory = rt.memory(pid);
     let view = json!({
         "process": row_json(&row),
         "capabilities": grants_json(&rt, pid)?,
@@ -44,6 +47,7 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
         "messages_total": mailbox.total,
         "recent_messages": mailbox.recent,
         "recent_unread_only": mailbox.unread_only,
+        "memory": memory,
     });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&view)?);
@@ -81,6 +85,15 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
             if g.delegable { " delegable" } else { "" },
             if g.live { "" } else { " revoked" }
         );
+    }
+    match &memory {
+        None => println!("memory            -"),
+        Some(report) => {
+            println!("memory");
+            for line in memory_lines(report) {
+                println!("  {line}");
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 
 mod demo;
 mod inspect;
+mod memory;
 mod output;
 mod ps;
 mod script;

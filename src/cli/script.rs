@@ -89,8 +89,19 @@ impl HumanLines<'_> {
 
 /// A one-line gist of a result: the fields a person scans first, else compact JSON.
 fn summarize(result: &Value) -> String {
-    const KEYS: [&str; 8] =
-        ["pid", "child_pid", "status", "ready", "suspended", "result_oid", "passed", "epoch"];
+    const KEYS: [&str; 11] = [
+        "pid",
+        "child_pid",
+        "oid",
+        "status",
+        "mode",
+        "ready",
+        "suspended",
+        "result_oid",
+        "result_handle",
+        "passed",
+        "epoch",
+    ];
     match result {
         Value::Object(map) if map.contains_key("children") => {
             let rows = map.get("children").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
@@ -107,10 +118,29 @@ fn summarize(result: &Value) -> String {
             format!("children=[{}]", rows.join(", "))
         }
         Value::Object(map) => {
-            let parts: Vec<String> = KEYS
+            let mut parts: Vec<String> = KEYS
                 .iter()
                 .filter_map(|k| map.get(*k).filter(|v| !v.is_null()).map(|v| format!("{k}={}", plain(v))))
                 .collect();
+            // A merge: what was adopted and why the rest was not.
+            if let Some(merged) = map.get("merged_oids").and_then(Value::as_array) {
+                let merged: Vec<String> = merged.iter().map(plain).collect();
+                parts.push(format!("merged=[{}]", merged.join(", ")));
+            }
+            if let Some(skipped) = map.get("skipped_oids").and_then(Value::as_array) {
+                let skipped: Vec<String> = skipped
+                    .iter()
+                    .map(|s| {
+                        let field = |k: &str| plain(s.get(k).unwrap_or(&Value::Null));
+                        format!("{}:{}", field("oid"), field("reason"))
+                    })
+                    .collect();
+                parts.push(format!("skipped=[{}]", skipped.join(", ")));
+            }
+            // A memory listing: how much it holds.
+            if let Some(handles) = map.get("handles").and_then(Value::as_array) {
+                parts.push(format!("handles={}", handles.len()));
+            }
             if parts.is_empty() { result.to_string() } else { parts.join(" ") }
         }
         Value::Array(items) => {

@@ -104,6 +104,12 @@ pub struct SpawnRootStep {
     /// Its budget (default unlimited).
     #[serde(default)]
     pub budget: Option<BudgetArg>,
+    /// Its data-flow clearance (default: cleared for every label).
+    #[serde(default)]
+    pub clearance: Option<Vec<String>>,
+    /// Labels the host puts on its goal, and so on its starting context (default none).
+    #[serde(default)]
+    pub goal_labels: Vec<String>,
 }
 
 /// `{"call": {...}}`.

@@ -16,7 +16,8 @@ use crate::images::PUPPET_IMAGE;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// A process's committed row and grants, as `inspect` prints them.
+/// A process's committed row and grants, as `gate` and `ungate` print them (`inspect` adds
+/// its object memory).
 pub(super) fn row_view(row: &ProcessRow, grants: &[Grant]) -> Value {
     json!({
         "pid": row.pid,
@@ -38,13 +39,17 @@ pub(super) fn row_view(row: &ProcessRow, grants: &[Grant]) -> Value {
     })
 }
 
+/// A process's row, grants and object memory (`Runtime::memory`: goal, roots, handles, owned
+/// objects, context, clearance, skills, collection), as `inspect` prints them.
 fn inspect_json(rt: &Runtime, pid: Pid) -> Result<Value, ToolError> {
     let row = rt
         .process(pid)
         .map_err(|e| host_error(&e))?
         .ok_or_else(|| ToolError::new("unknown_process", format!("no process {pid}")))?;
     let grants = rt.grants_of(pid).map_err(|e| host_error(&e))?;
-    Ok(row_view(&row, &grants))
+    let mut view = row_view(&row, &grants);
+    view["memory"] = json!(rt.memory(pid));
+    Ok(view)
 }
 
 fn answer(result: Result<Value, ToolError>) -> Answer {
@@ -71,8 +76,8 @@ impl Runner<'_> {
             }
         };
         let spec = RootSpec {
-            clearance: None,
-            goal_labels: Default::default(),
+            clearance: s.clearance.as_ref().map(|labels| labels.iter().cloned().collect()),
+            goal_labels: s.goal_labels.iter().cloned().collect(),
             goal: s.goal.clone(),
             image: ImageId(s.image.clone().unwrap_or_else(|| PUPPET_IMAGE.to_string())),
             cwd: s.cwd.clone().unwrap_or_else(|| "/".to_string()),

@@ -10,7 +10,7 @@ use crate::actors::kernel::budget::Budget;
 use crate::actors::kernel::capability::{CapabilityRequest, ConstraintValue, Constraints};
 use crate::actors::kernel::launch::{LaunchRequest, PathRequest};
 use crate::actors::kernel::status::SignalKind;
-use crate::actors::runtime::calls::{Call, ObjectTarget, ToolError, parse_rights};
+use crate::actors::runtime::calls::{Call, ToolError, parse_rights};
 use crate::actors::{ImageId, Oid, Pid};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,8 +22,8 @@ use super::INVALID_ARGUMENTS;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SpawnArgs {
-    /// The child's goal: a concrete deliverable, stop condition and expected evidence. The
-    /// child starts from this goal alone (a goal-only memory view).
+    /// The child's goal: a concrete deliverable, stop condition and expected evidence. It
+    /// becomes the child's goal object, always one of its roots (a spawned child's only one).
     pub goal: String,
     /// The child's image; default the parent's. A different image requires read authority
     /// on it (a live `image:<id>` grant with `read`).
@@ -45,6 +45,12 @@ pub struct SpawnArgs {
     /// (or an omitted budget) are attenuated from the parent's remaining budget, not copied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_budget: Option<BudgetArg>,
+    /// The data-flow labels the child is cleared for: no wider than the parent's clearance
+    /// (`clearance_exceeds` otherwise). Omitted, the child keeps the parent's clearance; `[]`
+    /// clears it for no label. A launch whose child would not be cleared for its own goal (the
+    /// parent's context) or for an object it inherits is refused (`flow_denied`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clearance: Option<Vec<String>>,
 }
 
 /// One capability to delegate (also the shape of a root's host-made grants).
@@ -224,16 +230,7 @@ pub struct ExitArgs {
     pub payload: Option<serde_json::Value>,
 }
 
-/// Arguments of `read_object`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReadObjectArgs {
-    /// The object: one of the caller's own, or a direct child's result.
-    #[schemars(extend("format" = "uuid"))]
-    pub oid: String,
-}
-
-fn yes() -> bool {
+pub(crate) fn yes() -> bool {
     true
 }
 
@@ -242,11 +239,11 @@ pub(crate) fn invalid(field: &str, message: impl std::fmt::Display) -> ToolError
     ToolError::new(INVALID_ARGUMENTS, format!("{field}: {message}"))
 }
 
-fn parse_pid(field: &str, text: &str) -> Result<Pid, ToolError> {
+pub(crate) fn parse_pid(field: &str, text: &str) -> Result<Pid, ToolError> {
     text.parse::<Pid>().map_err(|e| invalid(field, e))
 }
 
-fn parse_oid(field: &str, text: &str) -> Result<Oid, ToolError> {
+pub(crate) fn parse_oid(field: &str, text: &str) -> Result<Oid, ToolError> {
     text.parse::<Oid>().map_err(|e| invalid(field, e))
 }
 
@@ -292,6 +289,11 @@ impl PathArg {
 impl SpawnArgs {
     /// The typed call.
     pub fn into_call(self) -> Result<Call, ToolError> {
+        self.into_request().map(Call::Spawn)
+    }
+
+    /// The typed launch request, shared by `spawn_child_process` and `fork_child_process`.
+    pub fn into_request(self) -> Result<LaunchRequest, ToolError> {
         let inherit_capabilities = self
             .inherit_capabilities
             .iter()
@@ -304,15 +306,15 @@ impl SpawnArgs {
             .enumerate()
             .map(|(i, p)| p.to_request(&format!("inherit_paths[{i}]")))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Call::Spawn(LaunchRequest {
+        Ok(LaunchRequest {
             goal: self.goal,
             image: self.image.map(ImageId),
             working_directory: self.working_directory,
             inherit_capabilities,
             inherit_paths,
             resource_budget: self.resource_budget.map(Budget::from),
-            clearance: None,
-        }))
+            clearance: self.clearance.map(|labels| labels.into_iter().collect()),
+        })
     }
 }
 
@@ -345,12 +347,5 @@ impl ExitArgs {
     /// The typed call.
     pub fn into_call(self) -> Result<Call, ToolError> {
         Ok(Call::Exit { payload: self.payload })
-    }
-}
-
-impl ReadObjectArgs {
-    /// The typed call.
-    pub fn into_call(self) -> Result<Call, ToolError> {
-        Ok(Call::ReadObject { target: ObjectTarget::Oid(parse_oid("oid", &self.oid)?) })
     }
 }

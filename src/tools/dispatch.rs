@@ -1,8 +1,12 @@
 //! Parsing tool calls into typed [`Call`]s and dispatching them, JSON in and JSON out.
 
-use super::args::{ExitArgs, ListArgs, ReadObjectArgs, SignalArgs, SpawnArgs, WaitArgs, invalid};
+use super::args::{ExitArgs, ListArgs, SignalArgs, SpawnArgs, WaitArgs, invalid};
 use super::batch::{BatchCall, BatchRule};
+use super::fork_args::ForkArgs;
 use super::message_args::{ReadArgs, ReceiveArgs, SendArgs};
+use super::object_args::{
+    CreateObjectArgs, ListObjectsArgs, LoadSkillsArgs, MergeArgs, ObjectRefArgs, WriteObjectArgs,
+};
 use super::{BATCH_TOO_LARGE, INTERNAL, INVALID_ARGUMENTS, ToolName, UNKNOWN_TOOL};
 use crate::actors::Pid;
 use crate::actors::limits::BATCH_CALLS_MAX;
@@ -17,8 +21,9 @@ use serde_json::{Map, Value, json};
 /// Refuses an unknown tool with `unknown_tool` (the message lists the tools), and malformed
 /// arguments with `invalid_arguments` whose message names the field (`child_pid: invalid pid
 /// id "x": expected a UUID`, `resource_budget.tokens: invalid type: …`). Empty or unknown
-/// rights keep the kernel's codes (`empty_rights`, `unknown_right`). `null` arguments are
-/// read as `{}`.
+/// rights keep the kernel's codes (`empty_rights`, `unknown_right`). An object tool given
+/// both or neither of `oid` and `name` is `invalid_arguments` too. `null` arguments are read
+/// as `{}`.
 pub fn parse_call(name: &str, args: Value) -> Result<Call, ToolError> {
     let Some(tool) = ToolName::parse(name) else {
         let names: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
@@ -39,11 +44,18 @@ pub fn parse_call(name: &str, args: Value) -> Result<Call, ToolError> {
     };
     match tool {
         ToolName::Spawn => from_args::<SpawnArgs>(args)?.into_call(),
+        ToolName::Fork => from_args::<ForkArgs>(args)?.into_call(),
         ToolName::List => from_args::<ListArgs>(args)?.into_call(),
         ToolName::Wait => from_args::<WaitArgs>(args)?.into_call(),
         ToolName::Signal => from_args::<SignalArgs>(args)?.into_call(),
+        ToolName::Merge => from_args::<MergeArgs>(args)?.into_call(),
         ToolName::Exit => from_args::<ExitArgs>(args)?.into_call(),
-        ToolName::ReadObject => from_args::<ReadObjectArgs>(args)?.into_call(),
+        ToolName::CreateObject => from_args::<CreateObjectArgs>(args)?.into_call(),
+        ToolName::ReadObject => from_args::<ObjectRefArgs>(args)?.into_read_call(),
+        ToolName::WriteObject => from_args::<WriteObjectArgs>(args)?.into_call(),
+        ToolName::ListObjects => from_args::<ListObjectsArgs>(args)?.into_call(),
+        ToolName::CheckpointObject => from_args::<ObjectRefArgs>(args)?.into_checkpoint_call(),
+        ToolName::LoadSkills => from_args::<LoadSkillsArgs>(args)?.into_call(),
         ToolName::Send => from_args::<SendArgs>(args)?.into_call(),
         ToolName::Read => from_args::<ReadArgs>(args)?.into_call(),
         ToolName::Receive => from_args::<ReceiveArgs>(args)?.into_call(),

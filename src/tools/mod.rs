@@ -1,10 +1,15 @@
 //! The JSON tool surface: what an LLM (or a script) calls.
 //!
-//! Six kernel tools — `spawn_child_process`, `list_child_processes`, `wait_child_process`,
-//! `signal_child_process`, `process_exit` and `read_object` — each with
+//! The kernel tools ([`ToolName::ALL`]): the process tools (`spawn_child_process`,
+//! `fork_child_process`, `list_child_processes`, `wait_child_process`,
+//! `signal_child_process`, `merge_child_memory`, `process_exit`), the object-memory tools
+//! (`create_object`, `read_object`, `write_object`, `list_objects`, `checkpoint_object`,
+//! `load_skills`) and the mailbox tools (`send_process_message`, `read_process_messages`,
+//! `receive_process_messages`), each with
 //!
-//! - an argument struct ([`args`]) whose parameter names, defaults and shapes are exactly the
-//!   process-kernel specification's, refusing unknown fields;
+//! - an argument struct ([`args`], [`fork_args`], [`object_args`], [`message_args`]) whose
+//!   parameter names, defaults and shapes are exactly the process-kernel specification's,
+//!   refusing unknown fields;
 //! - a description taken from the specification and a JSON Schema of its parameters
 //!   ([`tool_schemas`]);
 //! - one conversion into the kernel's typed [`Call`] ([`parse_call`]), shared by every
@@ -23,7 +28,9 @@
 pub mod args;
 mod batch;
 mod dispatch;
+pub mod fork_args;
 pub mod message_args;
+pub mod object_args;
 mod schema;
 
 pub use batch::{BatchCall, BatchRule};
@@ -57,16 +64,30 @@ pub const INTERNAL: &str = "internal";
 pub enum ToolName {
     /// `spawn_child_process`.
     Spawn,
+    /// `fork_child_process`.
+    Fork,
     /// `list_child_processes`.
     List,
     /// `wait_child_process`.
     Wait,
     /// `signal_child_process`.
     Signal,
+    /// `merge_child_memory`.
+    Merge,
     /// `process_exit`.
     Exit,
+    /// `create_object`.
+    CreateObject,
     /// `read_object`.
     ReadObject,
+    /// `write_object`.
+    WriteObject,
+    /// `list_objects`.
+    ListObjects,
+    /// `checkpoint_object`.
+    CheckpointObject,
+    /// `load_skills`.
+    LoadSkills,
     /// `send_process_message`.
     Send,
     /// `read_process_messages`.
@@ -76,14 +97,21 @@ pub enum ToolName {
 }
 
 impl ToolName {
-    /// Every tool, in the order [`tool_schemas`] lists them.
-    pub const ALL: [ToolName; 9] = [
+    /// Every tool, in the order [`tool_schemas`] lists them: process, object, mailbox tools.
+    pub const ALL: [ToolName; 16] = [
         ToolName::Spawn,
+        ToolName::Fork,
         ToolName::List,
         ToolName::Wait,
         ToolName::Signal,
+        ToolName::Merge,
         ToolName::Exit,
+        ToolName::CreateObject,
         ToolName::ReadObject,
+        ToolName::WriteObject,
+        ToolName::ListObjects,
+        ToolName::CheckpointObject,
+        ToolName::LoadSkills,
         ToolName::Send,
         ToolName::Read,
         ToolName::Receive,
@@ -93,11 +121,18 @@ impl ToolName {
     pub fn as_str(self) -> &'static str {
         match self {
             ToolName::Spawn => "spawn_child_process",
+            ToolName::Fork => "fork_child_process",
             ToolName::List => "list_child_processes",
             ToolName::Wait => "wait_child_process",
             ToolName::Signal => "signal_child_process",
+            ToolName::Merge => "merge_child_memory",
             ToolName::Exit => "process_exit",
+            ToolName::CreateObject => "create_object",
             ToolName::ReadObject => "read_object",
+            ToolName::WriteObject => "write_object",
+            ToolName::ListObjects => "list_objects",
+            ToolName::CheckpointObject => "checkpoint_object",
+            ToolName::LoadSkills => "load_skills",
             ToolName::Send => "send_process_message",
             ToolName::Read => "read_process_messages",
             ToolName::Receive => "receive_process_messages",
