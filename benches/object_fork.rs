@@ -96,7 +96,8 @@ async fn launch(rt: &Runtime, parent: Pid, how: &Launch) -> (Pid, usize) {
     let call = match how {
         Launch::Spawn => Call::Spawn(child_request()),
         Launch::Fork(roots) => {
-            Call::Fork(ForkRequest { launch: child_request(), mode: ForkMode::Worker, roots: roots.clone() })
+            let fork = ForkRequest { launch: child_request(), mode: ForkMode::Worker, roots: roots.clone() };
+            Call::Fork(Box::new(fork))
         }
     };
     match rt.call_as(parent, call).await {

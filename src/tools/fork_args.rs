@@ -154,7 +154,7 @@ impl ForkArgs {
     pub fn into_call(self) -> Result<Call, ToolError> {
         let roots = self.view.roots()?;
         let mode = self.view.mode;
-        Ok(Call::Fork(ForkRequest { launch: self.launch.into_request()?, mode, roots }))
+        Ok(Call::Fork(Box::new(ForkRequest { launch: self.launch.into_request()?, mode, roots })))
     }
 }
 
