@@ -165,7 +165,7 @@ async fn roots_take_a_clearance_and_goal_labels_and_bound_oids_are_referenced_li
     assert!(summary.passed(), "{summary}: {lines:#?}");
     assert_eq!(summary.expectations_passed, 8);
     let refused = &lines[16]["error"];
-    assert_eq!(refused["code"], "invalid_root", "a root not cleared for its own goal: {refused}");
+    assert_eq!(refused["code"], "flow_denied", "a root not cleared for its own goal: {refused}");
     assert!(refused["message"].as_str().is_some_and(|m| m.contains("\"pii\"")), "{refused}");
 
     let err =
