@@ -40,6 +40,18 @@ impl ObjectSpace {
                 }
             }
         }
+        let mut names = std::collections::BTreeMap::new();
+        for (pid, memory) in &self.processes {
+            for (name, oid) in &memory.namespace {
+                names
+                    .entry((*pid, *oid))
+                    .or_insert_with(std::collections::BTreeSet::new)
+                    .insert(name.clone());
+            }
+        }
+        if names != self.names_by_oid {
+            return broken("the name index does not match the namespaces".to_string());
+        }
         let indexed: usize = self.holders.values().map(|s| s.len()).sum();
         if indexed != self.handles.len() {
             return broken(format!("holder index holds {indexed} handles, the space {}", self.handles.len()));

@@ -37,6 +37,8 @@ pub struct ObjectSpace {
     /// Index: object → the processes holding a handle on it.
     pub(super) holders: BTreeMap<Oid, BTreeSet<Pid>>,
     pub(super) processes: BTreeMap<Pid, ProcessMemory>,
+    /// Index: (process, object) → the names the process binds to it.
+    pub(super) names_by_oid: BTreeMap<(Pid, Oid), BTreeSet<String>>,
 }
 
 impl ObjectSpace {
@@ -131,6 +133,7 @@ impl ObjectSpace {
         match change {
             ObjectChange::PutProcess { pid, goal, clearance } => {
                 let memory = ProcessMemory { goal: Some(goal), clearance, ..ProcessMemory::default() };
+                self.unindex_names(pid);
                 self.processes.insert(pid, memory);
             }
             ObjectChange::PutObject(meta) => {
@@ -162,7 +165,11 @@ impl ObjectSpace {
                 }
             }
             ObjectChange::PutName { pid, name, oid } => {
-                self.processes.entry(pid).or_default().namespace.insert(name, oid);
+                let namespace = &mut self.processes.entry(pid).or_default().namespace;
+                if let Some(old) = namespace.insert(name.clone(), oid) {
+                    Self::unindex_name(&mut self.names_by_oid, pid, old, &name);
+                }
+                self.names_by_oid.entry((pid, oid)).or_default().insert(name);
             }
             ObjectChange::PutRoot { pid, oid } => {
                 self.processes.entry(pid).or_default().roots.insert(oid);
@@ -174,7 +181,14 @@ impl ObjectSpace {
                 self.processes.entry(pid).or_default().skills = skills;
             }
             ObjectChange::MarkCollected { pid, how } => {
-                self.processes.entry(pid).or_default().collected = Some(how);
+                // A collected memory keeps only its goal root (a released tombstone, for
+                // evidence): its names and other roots point at objects it no longer holds.
+                self.unindex_names(pid);
+                let memory = self.processes.entry(pid).or_default();
+                memory.collected = Some(how);
+                memory.namespace.clear();
+                let goal = memory.goal;
+                memory.roots.retain(|oid| Some(*oid) == goal);
             }
         }
     }
@@ -184,6 +198,7 @@ impl ObjectSpace {
     /// while nothing else refers to them, which holds for a view whose launch was never
     /// acknowledged: nobody knows the child's pid or its goal's OID yet.
     pub fn discard_process(&mut self, pid: Pid) {
+        self.unindex_names(pid);
         self.processes.remove(&pid);
         let held: Vec<Oid> = self.handles_of(pid).map(|h| h.oid).collect();
         for oid in held {
@@ -192,6 +207,31 @@ impl ObjectSpace {
         let owner = Owner::Process(pid);
         for oid in self.by_owner.remove(&owner).unwrap_or_default() {
             self.objects.remove(&oid);
+        }
+    }
+
+    /// The names `pid` binds to `oid`, in order.
+    pub fn names_of(&self, pid: Pid, oid: Oid) -> impl Iterator<Item = &String> {
+        self.names_by_oid.get(&(pid, oid)).into_iter().flatten()
+    }
+
+    fn unindex_names(&mut self, pid: Pid) {
+        let keys: Vec<(Pid, Oid)> = self
+            .names_by_oid
+            .range((pid, Oid(Uuid::nil()))..=(pid, Oid(Uuid::max())))
+            .map(|(k, _)| *k)
+            .collect();
+        for key in keys {
+            self.names_by_oid.remove(&key);
+        }
+    }
+
+    fn unindex_name(index: &mut BTreeMap<(Pid, Oid), BTreeSet<String>>, pid: Pid, oid: Oid, name: &str) {
+        if let Some(set) = index.get_mut(&(pid, oid)) {
+            set.remove(name);
+            if set.is_empty() {
+                index.remove(&(pid, oid));
+            }
         }
     }
 

@@ -13,7 +13,7 @@ use super::skills::{self, ChildImage, DroppedSkill, SkillProjection};
 use super::space::ObjectSpace;
 use crate::kernel::ids::{IdSource, Oid, Pid};
 use crate::limits;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The name a process's goal is bound to in its namespace.
 pub const GOAL_NAME: &str = "goal";
@@ -201,10 +201,6 @@ impl ObjectSpace {
                 oids.iter().copied().filter(|oid| seen.insert(*oid)).collect()
             }
         };
-        let mut names: BTreeMap<Oid, &String> = BTreeMap::new();
-        for (name, oid) in memory.namespace.iter().rev() {
-            names.insert(*oid, name);
-        }
 
         let mut inherited = Vec::with_capacity(selected.len());
         for oid in selected {
@@ -220,7 +216,7 @@ impl ObjectSpace {
             if let Some(label) = first_uncleared(clearance.as_ref(), &object.labels) {
                 return Err(ObjectError::ChildFlowDenied { oid: Some(oid), label: label.clone() });
             }
-            let name = names.get(&oid).map(|n| (*n).clone());
+            let name = self.names_of(parent, oid).next().cloned();
             inherited.push(Inherited { oid, rights, ephemeral, name });
         }
 

@@ -96,6 +96,10 @@ const DELETE_NAMES: &str = "DELETE FROM object_names WHERE pid = ?1";
 
 const DELETE_ROOTS: &str = "DELETE FROM object_roots WHERE pid = ?1";
 
+/// A collected memory keeps only its goal root.
+const DELETE_ROOTS_BUT_GOAL: &str = "DELETE FROM object_roots WHERE pid = ?1 AND oid NOT IN \
+     (SELECT goal FROM object_memory WHERE pid = ?1 AND goal IS NOT NULL)";
+
 /// The default memory row (no goal, cleared for everything, empty context and skills, not
 /// collected), for changes that reach a process with no memory yet.
 const ENSURE_MEMORY: &str = "INSERT INTO object_memory (pid, goal, clearance, context, skills, \
@@ -248,6 +252,9 @@ fn apply_object(conn: &Connection, change: &ObjectChange) -> Result<(), ApplyErr
         }
         ObjectChange::MarkCollected { pid, how } => {
             set_memory_column(conn, SET_COLLECTION, *pid, codec::collection_column(*how).to_string())?;
+            let pid = pid.to_string();
+            conn.prepare_cached(DELETE_NAMES)?.execute([&pid])?;
+            conn.prepare_cached(DELETE_ROOTS_BUT_GOAL)?.execute([&pid])?;
         }
     }
     Ok(())
