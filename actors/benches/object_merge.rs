@@ -13,7 +13,7 @@
 //!   already holds the parent, the child and its N objects, and the wait for that commit.
 //! - `planner/N`: `plan_merge` and `ObjectSpace::apply` of its changes alone, no store: the
 //!   kernel's share of `merge/N`. The rest is the store's.
-//! - `bare_put_object/N`, the baseline: one change set of N `Change::Object(PutObject)` (a
+//! - `bare_put_object/N`, the baseline: one change set of N `PutObject` in one `Change::Objects` (a
 //!   trivial object: no labels, one owner) submitted to a fresh, empty `SqliteStore` and
 //!   awaited: one row written per object, one transaction, one fsync.
 //! - `bare_put_object/1`: one such change per change set on a store kept open: the fixed cost
@@ -97,7 +97,7 @@ fn loaded_store(rt: &tokio::runtime::Runtime, log: &[ObjectChange]) -> (tempfile
     let dir = tempfile::tempdir().expect("a temporary directory");
     let store = SqliteStore::open(&dir.path().join(DB_FILE)).expect("opens");
     if !log.is_empty() {
-        let changes = log.iter().cloned().map(Change::Object).collect();
+        let changes = vec![Change::Objects(log.to_vec())];
         rt.block_on(store.submit(changes)).expect("loads");
     }
     (dir, store)
@@ -129,7 +129,7 @@ fn merge(rt: &tokio::runtime::Runtime, f: &Fixture, template: &tempfile::TempDir
         let (dir, store) = store_from(template);
         let start = Instant::now();
         let plan = space.plan_merge(f.parent, f.child, true).expect("merges");
-        let staged: Vec<Change> = plan.changes.iter().cloned().map(Change::Object).collect();
+        let staged: Vec<Change> = vec![Change::Objects(plan.changes.clone())];
         space.apply(plan.changes.clone());
         rt.block_on(store.submit(staged)).expect("commits");
         total += start.elapsed();
@@ -157,15 +157,15 @@ fn planner(f: &Fixture, iters: u64) -> Duration {
 }
 
 /// A trivial object: no labels, owned by `owner`.
-fn trivial(ids: &mut CountingIds, owner: &Owner) -> Change {
-    Change::Object(ObjectChange::PutObject(ObjectMeta {
+fn trivial(ids: &mut CountingIds, owner: &Owner) -> ObjectChange {
+    ObjectChange::PutObject(ObjectMeta {
         oid: ids.oid(),
         owner: owner.clone(),
         kind: ObjectKind::Data,
         labels: BTreeSet::new(),
         ephemeral: false,
         released: false,
-    }))
+    })
 }
 
 /// The baseline: N trivial `PutObject` changes, one change set, into a fresh store.
@@ -174,7 +174,7 @@ fn bare_put_object(rt: &tokio::runtime::Runtime, n: usize, iters: u64) -> Durati
     for i in 0..iters {
         let mut ids = CountingIds::new(i + 1);
         let owner = Owner::Process(ids.pid());
-        let changes: Vec<Change> = (0..n).map(|_| trivial(&mut ids, &owner)).collect();
+        let changes = vec![Change::Objects((0..n).map(|_| trivial(&mut ids, &owner)).collect())];
         let (dir, store) = loaded_store(rt, &[]);
         let start = Instant::now();
         rt.block_on(store.submit(changes)).expect("commits");
@@ -195,7 +195,7 @@ fn bare_put_one(
     let owner = Owner::Process(ids.pid());
     let start = Instant::now();
     for _ in 0..iters {
-        rt.block_on(store.submit(vec![trivial(ids, &owner)])).expect("commits");
+        rt.block_on(store.submit(vec![Change::Objects(vec![trivial(ids, &owner)])])).expect("commits");
     }
     start.elapsed()
 }
@@ -209,12 +209,12 @@ fn probe_writer(rt: &tokio::runtime::Runtime, f: &Fixture, template: &tempfile::
     let owner = Owner::Process(ids.pid());
     let start = Instant::now();
     let plan = space.plan_merge(f.parent, f.child, true).expect("merges");
-    let staged: Vec<Change> = plan.changes.iter().cloned().map(Change::Object).collect();
+    let staged: Vec<Change> = vec![Change::Objects(plan.changes.clone())];
     space.apply(plan.changes.clone());
     let merged = store.submit(staged);
     let submitted = start.elapsed();
     let small = Instant::now();
-    let one = store.submit(vec![trivial(&mut ids, &owner)]);
+    let one = store.submit(vec![Change::Objects(vec![trivial(&mut ids, &owner)])]);
     let (merge_done, one_done) = rt.block_on(async {
         let merge = async {
             merged.await.expect("commits");

@@ -42,7 +42,9 @@ pub const CHECKPOINT_BYTES_MAX: usize = 16 * 1024 * 1024;
 pub const BATCH_CALLS_MAX: usize = 128;
 
 /// Most changes the store writer folds into one transaction (group commit). Bounds the time
-/// one commit holds the write lock and the memory a batch pins.
+/// a group of small commits holds the write lock and the memory a batch pins. A single change
+/// set larger than this (a merge of many objects, a fork of many roots) is never split, since
+/// it must be atomic: it commits alone, and commits queued behind it wait for it.
 pub const GROUP_COMMIT_CHANGES_MAX: usize = 4096;
 
 /// Capacity of the telemetry broadcast ring. A subscriber that falls further behind is told how

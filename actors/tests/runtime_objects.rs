@@ -803,10 +803,17 @@ async fn refused_fork() -> (Runtime, Pid, Oid, (Pid, Oid)) {
     store.before_submit(
         Box::new(launches),
         Box::new(move |inner, changes| {
-            *seen.lock() = changes.iter().find_map(|c| match c {
-                Change::Object(ObjectChange::PutProcess { pid, goal, .. }) => Some((*pid, *goal)),
-                _ => None,
-            });
+            *seen.lock() = changes
+                .iter()
+                .filter_map(|c| match c {
+                    Change::Objects(objects) => Some(objects),
+                    _ => None,
+                })
+                .flatten()
+                .find_map(|c| match c {
+                    ObjectChange::PutProcess { pid, goal, .. } => Some((*pid, *goal)),
+                    _ => None,
+                });
             // The memory store commits at submit: the revocation is durable before the launch.
             drop(inner.submit(vec![Change::RevokeGrant(spawn_grant)]));
         }),

@@ -252,7 +252,7 @@ fn data_object(oid: Oid, owner: Owner, with: &[&str]) -> ObjectMeta {
 }
 
 /// Object memory driven by the kernel's own planners: every plan's changes are applied to a
-/// local space and committed to the store as `Change::Object`, and after each commit the
+/// local space and committed to the store as `Change::Objects`, and after each commit the
 /// store reads back exactly the local space.
 struct Tracked<'a> {
     store: &'a dyn Store,
@@ -269,7 +269,7 @@ impl<'a> Tracked<'a> {
     async fn commit(&mut self, changes: Vec<ObjectChange>) {
         self.space.apply(changes.clone());
         self.space.check().expect("the planners keep the invariants");
-        commit(self.store, changes.into_iter().map(Change::Object).collect()).await;
+        commit(self.store, vec![Change::Objects(changes)]).await;
         self.commits += 1;
         assert_eq!(self.store.object_space().expect("reads"), self.space, "after commit {}", self.commits);
     }
@@ -394,7 +394,7 @@ async fn object_memory_breaking_an_invariant_reads_back_as_corrupt(store: &dyn S
     let mut ids = CountingIds::new(33);
     let stranger = ids.pid();
     let mark = ObjectChange::MarkCollected { pid: stranger, how: Collection::Released };
-    commit(store, vec![Change::Object(mark)]).await;
+    commit(store, vec![Change::Objects(vec![mark])]).await;
     let read = store.object_space();
     assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
 }
@@ -412,8 +412,10 @@ async fn payloads_round_trip_and_go_with_their_object(store: &dyn Store) {
     commit(
         store,
         vec![
-            Change::Object(ObjectChange::PutObject(data_object(a, Owner::Host, &[]))),
-            Change::Object(ObjectChange::PutObject(data_object(b, Owner::Profile("p".into()), &["x"]))),
+            Change::Objects(vec![
+                ObjectChange::PutObject(data_object(a, Owner::Host, &[])),
+                ObjectChange::PutObject(data_object(b, Owner::Profile("p".into()), &["x"])),
+            ]),
             Change::PutPayload { oid: a, envelope: json.clone() },
             Change::PutPayload { oid: b, envelope: bytes.clone() },
             Change::PutPayload { oid: c, envelope: json.clone() },
@@ -429,7 +431,7 @@ async fn payloads_round_trip_and_go_with_their_object(store: &dyn Store) {
     commit(store, vec![Change::PutPayload { oid: a, envelope: big.clone() }]).await;
     assert_eq!(store.payload(a).expect("reads"), Some(big));
 
-    commit(store, vec![Change::Object(ObjectChange::ReleaseObject { oid: a })]).await;
+    commit(store, vec![Change::Objects(vec![ObjectChange::ReleaseObject { oid: a }])]).await;
     assert_eq!(store.payload(a).expect("reads"), None);
     assert_eq!(store.payload_oids().expect("reads"), BTreeSet::from([b, c]));
     let space = store.object_space().expect("reads");
@@ -441,8 +443,10 @@ async fn payloads_round_trip_and_go_with_their_object(store: &dyn Store) {
         store,
         vec![
             Change::PutPayload { oid: b, envelope: json.clone() },
-            Change::Object(ObjectChange::ReleaseObject { oid: b }),
-            Change::Object(ObjectChange::ReleaseObject { oid: c }),
+            Change::Objects(vec![
+                ObjectChange::ReleaseObject { oid: b },
+                ObjectChange::ReleaseObject { oid: c },
+            ]),
             Change::PutPayload { oid: c, envelope: bytes.clone() },
         ],
     )
@@ -467,7 +471,7 @@ async fn a_refused_change_set_changes_no_object_memory(store: &dyn Store) {
     let request = RootViewRequest { clearance: None, goal_labels: labels(&["a"]), default_skills: vec![] };
     let approval = space.plan_root_view(&request).expect("a root view");
     let view = space.materialize_view(approval, holder, &mut ids).expect("materializes");
-    let mut changes: Vec<Change> = view.changes.iter().cloned().map(Change::Object).collect();
+    let mut changes: Vec<Change> = vec![Change::Objects(view.changes.clone())];
     changes.push(Change::PutPayload { oid: view.goal, envelope: Envelope::bytes(b"goal".to_vec()) });
     let late = grant(&mut ids, holder, Some(source.id));
     let mut refused = changes.clone();

@@ -1,7 +1,7 @@
 //! Property test of object memory in the SQLite store: random sequences of the kernel's planner
 //! operations (create, fork in all four modes, spawn, delegate, read, write, skill loads, exit
 //! with the release of unmerged children, wait, merge), each approved plan applied to a local
-//! space and committed as `Change::Object`s, with payloads put on creates and writes. Plans
+//! space and committed as `Change::Objects`, with payloads put on creates and writes. Plans
 //! gather into change sets of random size. After the sequence the store is closed and opened
 //! again, and it must read back exactly the local space and the payloads still owed.
 //!
@@ -194,7 +194,7 @@ impl Model {
         if let Err(error) = self.space.check() {
             panic!("{error}");
         }
-        self.pending.extend(changes.into_iter().map(Change::Object));
+        self.pending.push(Change::Objects(changes));
     }
 
     /// Queues a fresh payload for `oid` (replacing any earlier one).

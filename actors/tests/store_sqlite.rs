@@ -106,7 +106,7 @@ impl Planned {
 
     /// The changes so far, as one change set, and the space they make.
     fn commit_set(&mut self) -> Vec<Change> {
-        std::mem::take(&mut self.changes).into_iter().map(Change::Object).collect()
+        vec![Change::Objects(std::mem::take(&mut self.changes))]
     }
 }
 
@@ -651,10 +651,7 @@ async fn object_rows_hold_the_documented_encodings() {
     );
     assert_eq!(
         table_rows(&conn, "object_names", "pid, name"),
-        vec![
-            vec![text(me), text("goal"), text(goal)],
-            vec![text(me), text("notes"), text(notes)],
-        ]
+        vec![vec![text(me), text("goal"), text(goal)], vec![text(me), text("notes"), text(notes)],]
     );
     // The collected child keeps only its goal root; its names are gone with its memory.
     assert_eq!(
@@ -1005,7 +1002,7 @@ async fn a_schema_2_file_with_results_is_migrated_on_open() {
     assert_eq!(store.message(m.message_id), Ok(Some(m)));
     // The migrated memory carries on: a release is committed and read back.
     store
-        .submit(vec![Change::Object(ObjectChange::ReleaseObject { oid: answered.0 })])
+        .submit(vec![Change::Objects(vec![ObjectChange::ReleaseObject { oid: answered.0 }])])
         .await
         .expect("commits");
     drop(store);

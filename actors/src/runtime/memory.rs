@@ -221,8 +221,11 @@ impl Stage<'_> {
                 self.memory.durable.lock().remove(oid);
             }
         }
-        self.changes.extend(changes.iter().cloned().map(Change::Object));
-        self.space.apply(changes);
+        self.space.apply(changes.iter().cloned());
+        match self.changes.last_mut() {
+            Some(Change::Objects(staged)) => staged.extend(changes),
+            _ => self.changes.push(Change::Objects(changes)),
+        }
     }
 
     /// Adds a change that is not an object change (a process row, a grant).

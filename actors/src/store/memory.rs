@@ -116,11 +116,13 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
                     }
                 }
             }
-            Change::Object(change) => {
-                if let ObjectChange::ReleaseObject { oid } = &change {
-                    state.payloads.remove(oid);
+            Change::Objects(changes) => {
+                for change in &changes {
+                    if let ObjectChange::ReleaseObject { oid } = change {
+                        state.payloads.remove(oid);
+                    }
                 }
-                state.objects.apply([change]);
+                state.objects.apply(changes);
             }
             Change::PutPayload { oid, envelope } => {
                 state.payloads.insert(oid, envelope);

@@ -48,9 +48,11 @@ pub enum Change {
     /// Revokes a grant and, in the same transaction, every grant transitively derived from it.
     /// The commit receipt lists what was revoked.
     RevokeGrant(GrantId),
-    /// One change to object memory (metadata, handles, names, roots, per-process memory).
-    /// `ObjectChange::ReleaseObject` also deletes the object's durable payload.
-    Object(ObjectChange),
+    /// Changes to object memory (metadata, handles, names, roots, per-process memory), applied
+    /// in order. `ObjectChange::ReleaseObject` also deletes the object's durable payload. One
+    /// variant holds a whole plan's changes, so a large plan (a merge of many objects) costs
+    /// one small `ObjectChange` per step rather than one `Change` each.
+    Objects(Vec<ObjectChange>),
     /// Stores (or replaces) an object's durable payload: the copy a reopen restores.
     PutPayload {
         /// The object.

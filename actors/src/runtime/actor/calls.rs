@@ -195,10 +195,10 @@ impl ProcessActor {
                 }),
             }?;
             let plan = launch::plan_launch(parent, &request, &|id| images.contains(id), &mut UuidV7Ids)?;
-            let view = stage.space().materialize_view(approval, plan.child.pid, &mut UuidV7Ids)?;
+            let mut view = stage.space().materialize_view(approval, plan.child.pid, &mut UuidV7Ids)?;
             let mut parent_row = parent.row.clone();
             parent_row.account = plan.parent_account;
-            stage.apply(view.changes.clone());
+            stage.apply(std::mem::take(&mut view.changes));
             stage.put_payload(view.goal, serde_json::Value::String(plan.child.goal.clone()), true);
             stage.push(Change::PutProcess(plan.child.clone()));
             stage.extend(plan.grants.iter().cloned().map(Change::PutGrant));

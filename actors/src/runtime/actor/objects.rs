@@ -206,8 +206,8 @@ impl ProcessActor {
             .shared
             .memory
             .commit(self.shared.store.as_ref(), |stage| {
-                let plan = stage.space().plan_merge(me, child_pid, include_child_created)?;
-                stage.apply(plan.changes.clone());
+                let mut plan = stage.space().plan_merge(me, child_pid, include_child_created)?;
+                stage.apply(std::mem::take(&mut plan.changes));
                 Ok::<_, ToolError>(plan)
             })
             .await?;
@@ -248,8 +248,8 @@ pub(crate) fn children_of(store: &dyn Store, parent: Pid) -> Vec<Pid> {
 /// Stages the release of the memory of `parent`'s unmerged `children` (at `parent`'s end).
 pub(crate) fn release_children(stage: &mut Stage<'_>, parent: Pid, children: &[Pid]) -> ReleasePlan {
     match stage.space().release_unmerged_children(parent, children) {
-        Ok(plan) => {
-            stage.apply(plan.changes.clone());
+        Ok(mut plan) => {
+            stage.apply(std::mem::take(&mut plan.changes));
             plan
         }
         // A process without memory (written by an older build) has nothing to release.

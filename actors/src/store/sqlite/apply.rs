@@ -161,7 +161,11 @@ pub(super) fn apply_set(conn: &Connection, changes: &[Change]) -> Result<CommitR
                 put_grant(conn, &GrantColumns::encode(grant)?)?;
             }
             Change::RevokeGrant(root) => receipt.revoked.extend(revoke(conn, *root)?),
-            Change::Object(change) => apply_object(conn, change)?,
+            Change::Objects(changes) => {
+                for change in changes {
+                    apply_object(conn, change)?;
+                }
+            }
             Change::PutPayload { oid, envelope } => {
                 conn.prepare_cached(UPSERT_PAYLOAD)?.execute(params![oid.to_string(), envelope.encode()])?;
             }

@@ -170,8 +170,16 @@ struct Group {
 
 impl Group {
     /// An empty change set still costs a savepoint, so it weighs one.
+    /// A change set's weight: its changes, each object change counted.
     fn weight_of(changes: &[Change]) -> usize {
-        changes.len().max(1)
+        let weight: usize = changes
+            .iter()
+            .map(|c| match c {
+                Change::Objects(objects) => objects.len().max(1),
+                _ => 1,
+            })
+            .sum();
+        weight.max(1)
     }
 
     fn push(&mut self, changes: Vec<Change>, reply: Reply) {
