@@ -1,0 +1,95 @@
+//! The file's top level, and loading it from YAML or TOML.
+//!
+//! Parsing refuses a text that is not a configuration (malformed, a field of the wrong type,
+//! a field the format does not have) at its first fault, as a [`ParseError`]. Everything
+//! else, required values left out included, is the launch check's to report, all at once.
+
+use super::brain_ref::RawBrain;
+use super::check::check;
+use super::checked::CheckedConfig;
+use super::error::{ConfigFormat, LoadError, ParseError};
+use super::machine::RawMachine;
+use super::profile::RawProfile;
+use crate::agent::limits::CONFIG_BYTES_MAX;
+use serde::Deserialize;
+use std::io::Read;
+use std::path::Path;
+
+/// A configuration as written: brains, profiles and machines, each a list of entries with an
+/// `id`. Nothing in it is checked yet; [`check`] turns it into a [`CheckedConfig`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The brains profiles refer to by id.
+    #[serde(default)]
+    pub brains: Vec<RawBrain>,
+    /// The agent profiles (at least one).
+    #[serde(default)]
+    pub profiles: Vec<RawProfile>,
+    /// The declared state machines.
+    #[serde(default)]
+    pub machines: Vec<RawMachine>,
+}
+
+fn size_check(format: ConfigFormat, text: &str) -> Result<(), ParseError> {
+    if text.len() > CONFIG_BYTES_MAX {
+        return Err(ParseError::TooLarge { format, bytes: text.len(), limit: CONFIG_BYTES_MAX });
+    }
+    Ok(())
+}
+
+/// Parses a YAML configuration without checking it.
+///
+/// YAML is read as YAML 1.2: `yes`/`no`/`on`/`off` are strings, not booleans, so a YAML file
+/// and a TOML file that look alike mean the same. Duplicate keys are refused, and aliases are
+/// expanded within serde-saphyr's default budget.
+pub fn parse_yaml(text: &str) -> Result<AgentConfig, ParseError> {
+    size_check(ConfigFormat::Yaml, text)?;
+    let options = serde_saphyr::options! { strict_booleans: true };
+    serde_saphyr::from_str_with_options(text, options).map_err(|e| {
+        let message = e.to_string();
+        // serde-saphyr opens its messages with "error: "; ours already say so.
+        let message = message.strip_prefix("error: ").unwrap_or(&message).trim_end().to_owned();
+        ParseError::Syntax { format: ConfigFormat::Yaml, message }
+    })
+}
+
+/// Parses a TOML configuration without checking it.
+pub fn parse_toml(text: &str) -> Result<AgentConfig, ParseError> {
+    size_check(ConfigFormat::Toml, text)?;
+    toml::from_str(text).map_err(|e| ParseError::Syntax {
+        format: ConfigFormat::Toml,
+        message: e.to_string().trim_end().to_owned(),
+    })
+}
+
+/// Parses and checks a YAML configuration.
+pub fn load_yaml(text: &str) -> Result<CheckedConfig, LoadError> {
+    Ok(check(&parse_yaml(text)?)?)
+}
+
+/// Parses and checks a TOML configuration.
+pub fn load_toml(text: &str) -> Result<CheckedConfig, LoadError> {
+    Ok(check(&parse_toml(text)?)?)
+}
+
+/// Reads, parses and checks a configuration file; the extension names the format (`.yaml`,
+/// `.yml`, `.toml`).
+pub fn load_path(path: impl AsRef<Path>) -> Result<CheckedConfig, LoadError> {
+    let path = path.as_ref();
+    let format = match path.extension().and_then(|e| e.to_str()) {
+        Some("yaml" | "yml") => ConfigFormat::Yaml,
+        Some("toml") => ConfigFormat::Toml,
+        _ => return Err(LoadError::UnknownFormat { path: path.to_owned() }),
+    };
+    // Read one byte past the limit, so that a huge file (a log named by mistake) is refused
+    // by the size check without being read whole.
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(CONFIG_BYTES_MAX as u64 + 1).read_to_string(&mut text))
+        .map_err(|source| LoadError::Read { path: path.to_owned(), source })?;
+    match format {
+        ConfigFormat::Yaml => load_yaml(&text),
+        ConfigFormat::Toml => load_toml(&text),
+    }
+}

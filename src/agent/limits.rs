@@ -1,0 +1,71 @@
+//! Every bound the agent layer's configuration enforces, in one place, each with the reason for
+//! its value. The kernel's own bounds are in [`crate::actors::limits`].
+
+/// Largest configuration file accepted, in bytes. A team of agents is a page of YAML, not a
+/// data set; the bound keeps a mistaken path (a log, a binary) from reaching the parsers.
+pub const CONFIG_BYTES_MAX: usize = 1024 * 1024;
+
+/// Longest id of a brain, profile, machine or state, in bytes. Ids are what a model says in
+/// an `exec` or `spawn_subagent` call and what a refusal lists; they stay short words.
+pub const ID_BYTES_MAX: usize = 64;
+
+/// Most brains one configuration declares.
+pub const BRAINS_MAX: usize = 256;
+
+/// Most profiles one configuration declares. Every profile is checked against every roster
+/// and machine, so this bounds the launch check's work.
+pub const PROFILES_MAX: usize = 1024;
+
+/// Most machines one configuration declares.
+pub const MACHINES_MAX: usize = 256;
+
+/// Most ids on one delegation roster. A roster is rendered into the system prompt, so a
+/// longer one costs every request of the agent that holds it.
+pub const ROSTER_MAX: usize = 256;
+
+/// Most states in one declared machine.
+pub const STATES_MAX: usize = 256;
+
+/// Most transitions in one declared machine: every ordered pair of [`STATES_MAX`] states
+/// would be 65,280; a process is a sparse graph, so a tenth of that is generous.
+pub const TRANSITIONS_MAX: usize = 4096;
+
+/// Largest window a profile may declare, in tokens. Above every model window announced so
+/// far (10M); a larger value is a typo (an extra zero), and the bound keeps token
+/// arithmetic on windows far from overflow.
+pub const WINDOW_TOKENS_MAX: u64 = 1 << 24;
+
+/// Longest system-prompt template, in bytes. The prompt is sent on every request; 64 KiB is
+/// about 16k tokens, already more than most agents should spend before their first word.
+pub const SYSTEM_PROMPT_BYTES_MAX: usize = 64 * 1024;
+
+/// Longest description of a profile or machine, in bytes. A description is rendered into
+/// every roster that names the profile; it is a sentence or two.
+pub const DESCRIPTION_BYTES_MAX: usize = 1024;
+
+/// Longest brain field (script name, base URL, model name, environment variable name), in
+/// bytes.
+pub const BRAIN_FIELD_BYTES_MAX: usize = 2048;
+
+/// Smallest program id length, in characters. Ids are never re-issued, not even after their
+/// program is evicted or across a fork, so the id space must outlast a long session: 4
+/// characters of a 32-letter alphabet give about a million ids.
+pub const PROGRAM_ID_LENGTH_MIN: u64 = 4;
+
+/// Largest program id length, in characters. A model repeats the id to fetch a program;
+/// past 16 characters an id costs tokens and buys nothing.
+pub const PROGRAM_ID_LENGTH_MAX: u64 = 16;
+
+/// Program id length when a profile does not set one: about 10⁹ ids, still short to say.
+pub const PROGRAM_ID_LENGTH_DEFAULT: u8 = 6;
+
+/// Most programs a program library retains. Retained programs are listed to the model and
+/// copied by every fork; beyond this the library is a store, not a working set.
+pub const PROGRAM_RETENTION_ENTRIES_MAX: u64 = 4096;
+
+/// Programs a library retains when a profile does not say.
+pub const PROGRAM_RETENTION_ENTRIES_DEFAULT: u32 = 64;
+
+/// Window fill, in percent of the window limit, at which compaction runs when a profile does
+/// not say: leaves a fifth of the window for the turn that is about to be produced.
+pub const COMPACTION_TRIGGER_PERCENT_DEFAULT: u8 = 80;

@@ -1,0 +1,18 @@
+//! The agent layer: agents running on kernel processes.
+//!
+//! An agent is a profile (brain, window limit, system-prompt template, delegation roster,
+//! capability set, compaction strategy) and the modules its capabilities hold: `history`
+//! always, and the task list, notebook, memories and program library when enabled. Agents
+//! change what they are with `exec`, copy themselves with `fork`, and run declared processes
+//! as state machines whose states each name a profile.
+//!
+//! Built so far:
+//!
+//! - [`config`]: loading brains, profiles and machines from YAML or TOML, and the launch
+//!   check that refuses a configuration naming every value it cannot honour, in one pass.
+//! - [`limits`]: the agent layer's named bounds.
+//!
+//! The agent layer uses the kernel ([`crate::actors`]) only through its public API.
+
+pub mod config;
+pub mod limits;
