@@ -1,9 +1,9 @@
 //! agentvisor: a supervision runtime for LLM agent processes.
 //!
 //! The process kernel (process table, store, actor shell) is the [`actors`] crate, re-exported
-//! here. This crate adds the agent layer ([`agent`]: profiles and their launch check so
-//! far), the JSON tool surface ([`tools`]), the scenario runner ([`scenario`]), the built-in
-//! images ([`images`]), and the `agentvisor` command line.
+//! here. This crate adds the agent layer ([`agent`]), the JSON tool surface ([`tools`]), the
+//! scenario runner ([`scenario`]), the built-in images ([`images`]), and the `agentvisor`
+//! command line.
 
 pub use agentvisor_actors as actors;
 

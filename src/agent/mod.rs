@@ -10,9 +10,12 @@
 //!
 //! - [`config`]: loading brains, profiles and machines from YAML or TOML, and the launch
 //!   check that refuses a configuration naming every value it cannot honour, in one pass.
+//! - [`window`]: the conversation window, a persistent structure, so that fork copies it in
+//!   O(1) and a durable fork writes only new chunks.
 //! - [`limits`]: the agent layer's named bounds.
 //!
 //! The agent layer uses the kernel ([`crate::actors`]) only through its public API.
 
 pub mod config;
 pub mod limits;
+pub mod window;

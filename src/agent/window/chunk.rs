@@ -1,0 +1,88 @@
+//! `Chunk`: a sealed, immutable run of window items, and its encoded form.
+//!
+//! Encoded form: `postcard(u16 version) ++ postcard(Vec<M>)` (postcard writes a tuple as the
+//! concatenation of its fields). The version is read first, so a chunk written by a newer
+//! build is refused by number instead of failing somewhere inside the items.
+
+use super::error::RestoreError;
+use super::id::ChunkId;
+use super::limits::CHUNK_ITEMS_MAX;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::sync::OnceLock;
+
+/// The chunk format version this build writes.
+pub const CHUNK_FORMAT_VERSION: u16 = 1;
+
+/// Sealed items. Never changed after sealing: every fork holding it sees the same items, and
+/// its cached id stays the hash of its encoding.
+pub(super) struct Chunk<M> {
+    items: Box<[M]>,
+    /// Computed at the first snapshot (or known from the store at restore) and shared by every
+    /// window that holds this chunk.
+    id: OnceLock<ChunkId>,
+}
+
+impl<M> Chunk<M> {
+    /// Seals `items` (1 to [`CHUNK_ITEMS_MAX`] of them).
+    pub(super) fn seal(items: Vec<M>) -> Chunk<M> {
+        assert!(
+            !items.is_empty() && items.len() <= CHUNK_ITEMS_MAX,
+            "a sealed chunk holds 1 to {CHUNK_ITEMS_MAX} items, not {}",
+            items.len()
+        );
+        Chunk { items: items.into_boxed_slice(), id: OnceLock::new() }
+    }
+
+    /// A chunk read back from the store under `id`, already checked against it.
+    pub(super) fn restored(items: Vec<M>, id: ChunkId) -> Chunk<M> {
+        let chunk = Chunk::seal(items);
+        let _ = chunk.id.set(id);
+        chunk
+    }
+
+    pub(super) fn items(&self) -> &[M] {
+        &self.items
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// The id, if a snapshot or a restore has computed it.
+    pub(super) fn cached_id(&self) -> Option<ChunkId> {
+        self.id.get().copied()
+    }
+
+    /// Records the id computed from this chunk's encoding. Two threads snapshotting forks that
+    /// share this chunk compute the same id, so whichever sets it first is right.
+    pub(super) fn cache_id(&self, id: ChunkId) {
+        let _ = self.id.set(id);
+        debug_assert_eq!(self.id.get(), Some(&id), "a chunk's id is the hash of its fixed bytes");
+    }
+}
+
+impl<M: Serialize> Chunk<M> {
+    /// The stored bytes of this chunk.
+    pub(super) fn encode(&self) -> Result<Vec<u8>, postcard::Error> {
+        postcard::to_stdvec(&(CHUNK_FORMAT_VERSION, &*self.items))
+    }
+}
+
+/// Decodes the items of a chunk read back under `id`, refusing newer versions and trailing
+/// bytes. The caller has checked the bytes against `id` already.
+pub(super) fn decode_items<M: DeserializeOwned>(id: ChunkId, bytes: &[u8]) -> Result<Vec<M>, RestoreError> {
+    let decode = |e: postcard::Error| RestoreError::ChunkDecode { id, message: e.to_string() };
+    let (version, rest) = postcard::take_from_bytes::<u16>(bytes).map_err(decode)?;
+    if version > CHUNK_FORMAT_VERSION {
+        return Err(RestoreError::TooNew { what: "chunk", found: version, supported: CHUNK_FORMAT_VERSION });
+    }
+    let (items, rest) = postcard::take_from_bytes::<Vec<M>>(rest).map_err(decode)?;
+    if !rest.is_empty() {
+        return Err(RestoreError::ChunkDecode { id, message: format!("{} trailing bytes", rest.len()) });
+    }
+    if items.is_empty() || items.len() > CHUNK_ITEMS_MAX {
+        return Err(RestoreError::ChunkItems { id, items: items.len() });
+    }
+    Ok(items)
+}
