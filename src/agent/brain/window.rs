@@ -1,0 +1,71 @@
+//! [`WindowView`]: how a brain reads a window without knowing how it is stored.
+//!
+//! Windows will be persistent structures of shared immutable chunks, so that a fork copies a
+//! conversation in O(1). A `&[Message]` would force every request to flatten those chunks
+//! into one contiguous buffer first; a brain only ever needs one ordered pass (to build a
+//! request body or to estimate tokens) and, as a capacity hint, the length. This trait asks
+//! for exactly that, and is object-safe so that [`super::TurnRequest`] is not generic and
+//! brains stay usable as `Arc<dyn Brain>`. The boxed iterator costs one allocation per pass,
+//! which is noise next to a model call.
+
+use super::message::Message;
+
+/// An ordered, read-only view of a window's messages, oldest first.
+pub trait WindowView: Sync {
+    /// How many messages the window holds.
+    fn len(&self) -> usize;
+
+    /// Whether the window holds no message.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The messages, oldest first. Each call starts a new pass from the beginning.
+    fn messages(&self) -> Box<dyn Iterator<Item = &Message> + '_>;
+}
+
+// A slice cannot become `&dyn WindowView` itself (it is unsized), so a slice is viewed through a
+// reference to it: `TurnRequest::new(system, &slice, tools)`.
+impl WindowView for &[Message] {
+    fn len(&self) -> usize {
+        <[Message]>::len(self)
+    }
+
+    fn messages(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
+        Box::new(self.iter())
+    }
+}
+
+impl WindowView for Vec<Message> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+
+    fn messages(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
+        Box::new(self.iter())
+    }
+}
+
+impl<const N: usize> WindowView for [Message; N] {
+    fn len(&self) -> usize {
+        N
+    }
+
+    fn messages(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
+        Box::new(self.iter())
+    }
+}
+
+/// The messages after the last assistant message: what the model is answering now (tool
+/// results, notes, user input). The whole window if the model has not spoken yet.
+pub fn tail_since_assistant(window: &dyn WindowView) -> Vec<&Message> {
+    let mut tail = Vec::new();
+    for message in window.messages() {
+        if matches!(message, Message::Assistant(_)) {
+            tail.clear();
+        } else {
+            tail.push(message);
+        }
+    }
+    tail
+}
