@@ -6,6 +6,8 @@
 //! reproducible; set `KERNEL_PROPS_SEED=<n>` to explore another seed. On failure proptest prints
 //! the minimal case it shrank to (and no failure file is written).
 
+mod seeded;
+
 use agentvisor_actors::kernel::budget::{Account, Budget, ChildShare, Dimension, Usage};
 use agentvisor_actors::kernel::capability::{
     self, CapabilityError, CapabilityRequest, ConstraintValue, Constraints, Grant, Rights,
@@ -19,7 +21,7 @@ use agentvisor_actors::store::{Change, MemoryStore, Store};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
+use proptest::test_runner::Config;
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::task::{Context, Poll, Waker};
@@ -27,21 +29,8 @@ use uuid::Uuid;
 
 const DEFAULT_SEED: u64 = 0x0a9e_47e1_5012_0002;
 
-fn seed() -> u64 {
-    std::env::var("KERNEL_PROPS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_SEED)
-}
-
-/// 256 cases, ChaCha from a fixed seed that is printed, no failure-persistence files.
 fn config() -> Config {
-    let seed = seed();
-    eprintln!("kernel_props: proptest seed {seed} (replay with KERNEL_PROPS_SEED={seed})");
-    Config {
-        cases: 256,
-        rng_algorithm: RngAlgorithm::ChaCha,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..Config::default()
-    }
+    seeded::config("kernel_props", "KERNEL_PROPS_SEED", DEFAULT_SEED, 256)
 }
 
 // ---- capabilities --------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 //! seed. On failure proptest prints the minimal sequence it shrank to.
 
 mod common;
+mod seeded;
 
 use agentvisor_actors::Pid;
 use agentvisor_actors::kernel::mailbox::{MailboxQuery, MessageFilter, MessageId, MessageKind};
@@ -17,25 +18,13 @@ use agentvisor_actors::runtime::calls::{Call, CallOk, SendRequest};
 use agentvisor_actors::runtime::{Runtime, RuntimeOptions};
 use common::{puppet, puppet_root, spawn};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
+use proptest::test_runner::Config;
 use std::collections::{BTreeMap, BTreeSet};
 
 const DEFAULT_SEED: u64 = 0x0a9e_47e1_5012_0003;
 
-fn seed() -> u64 {
-    std::env::var("MAILBOX_PROPS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_SEED)
-}
-
 fn config() -> Config {
-    let seed = seed();
-    eprintln!("mailbox_props: proptest seed {seed} (replay with MAILBOX_PROPS_SEED={seed})");
-    Config {
-        cases: 64,
-        rng_algorithm: RngAlgorithm::ChaCha,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..Config::default()
-    }
+    seeded::config("mailbox_props", "MAILBOX_PROPS_SEED", DEFAULT_SEED, 64)
 }
 
 /// The three processes, by index: 0 is the parent, 1 and 2 its children.

@@ -9,6 +9,8 @@
 //! reproducible; set `OBJECTS_PROPS_SEED=<n>` to explore another seed. On failure proptest
 //! prints the minimal sequence it shrank to (and no failure file is written).
 
+mod seeded;
+
 use agentvisor_actors::kernel::ids::{CountingIds, IdSource, Oid, Pid};
 use agentvisor_actors::kernel::objects::flow::first_uncleared;
 use agentvisor_actors::kernel::objects::{
@@ -17,26 +19,13 @@ use agentvisor_actors::kernel::objects::{
 };
 use proptest::prelude::*;
 use proptest::sample::Index;
-use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
+use proptest::test_runner::Config;
 use std::collections::{BTreeMap, BTreeSet};
 
 const DEFAULT_SEED: u64 = 0x0b1e_c7a1_0000_0002;
 
-fn seed() -> u64 {
-    std::env::var("OBJECTS_PROPS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_SEED)
-}
-
-/// 256 cases, ChaCha from a fixed seed that is printed, no failure-persistence files.
 fn config() -> Config {
-    let seed = seed();
-    eprintln!("objects_props: proptest seed {seed} (replay with OBJECTS_PROPS_SEED={seed})");
-    Config {
-        cases: 256,
-        rng_algorithm: RngAlgorithm::ChaCha,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..Config::default()
-    }
+    seeded::config("objects_props", "OBJECTS_PROPS_SEED", DEFAULT_SEED, 256)
 }
 
 const LABELS: [&str; 3] = ["pii", "secret", "public"];

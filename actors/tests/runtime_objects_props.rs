@@ -19,6 +19,7 @@
 //! for more cases. On failure proptest prints the minimal sequence it shrank to.
 
 mod common;
+mod seeded;
 
 use agentvisor_actors::kernel::budget::Budget;
 use agentvisor_actors::kernel::ids::{Oid, Pid};
@@ -34,33 +35,19 @@ use common::objects::*;
 use common::*;
 use proptest::prelude::*;
 use proptest::sample::Index;
-use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
+use proptest::test_runner::Config;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
 const DEFAULT_SEED: u64 = 0x0b1e_c7a1_0000_0003;
 const DEFAULT_CASES: u32 = 256;
 
-fn seed() -> u64 {
-    std::env::var("RUNTIME_OBJECTS_PROPS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_SEED)
-}
-
 fn cases() -> u32 {
     std::env::var("RUNTIME_OBJECTS_PROPS_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_CASES)
 }
 
-/// A modest number of cases (each runs a runtime), ChaCha from a fixed seed that is printed,
-/// no failure-persistence files.
 fn config() -> Config {
-    let seed = seed();
-    eprintln!("runtime_objects_props: proptest seed {seed} (replay with RUNTIME_OBJECTS_PROPS_SEED={seed})");
-    Config {
-        cases: cases(),
-        rng_algorithm: RngAlgorithm::ChaCha,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..Config::default()
-    }
+    seeded::config("runtime_objects_props", "RUNTIME_OBJECTS_PROPS_SEED", DEFAULT_SEED, cases())
 }
 
 const LABELS: [&str; 3] = ["pii", "secret", "public"];

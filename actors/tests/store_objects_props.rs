@@ -9,6 +9,8 @@
 //! `STORE_OBJECTS_PROPS_SEED=<n>` to replay or explore another seed. On failure proptest prints
 //! the minimal sequence it shrank to (and no failure file is written).
 
+mod seeded;
+
 use agentvisor_actors::kernel::ids::{CountingIds, IdSource, Oid, Pid};
 use agentvisor_actors::kernel::objects::{
     ChildImage, CreateRequest, ForkMode, ForkViewRequest, ObjectChange, ObjectRights, ObjectSpace,
@@ -17,27 +19,14 @@ use agentvisor_actors::kernel::objects::{
 use agentvisor_actors::store::{Change, Envelope, SqliteStore, Store};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
+use proptest::test_runner::Config;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const DEFAULT_SEED: u64 = 0x5707_e0b1_0000_0003;
 
-fn seed() -> u64 {
-    std::env::var("STORE_OBJECTS_PROPS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_SEED)
-}
-
-/// 32 cases, ChaCha from a fixed seed that is printed, no failure-persistence files.
 fn config() -> Config {
-    let seed = seed();
-    eprintln!("store_objects_props: proptest seed {seed} (replay with STORE_OBJECTS_PROPS_SEED={seed})");
-    Config {
-        cases: 32,
-        rng_algorithm: RngAlgorithm::ChaCha,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..Config::default()
-    }
+    seeded::config("store_objects_props", "STORE_OBJECTS_PROPS_SEED", DEFAULT_SEED, 32)
 }
 
 const LABELS: [&str; 3] = ["pii", "secret", "public"];
