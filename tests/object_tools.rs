@@ -706,3 +706,100 @@ async fn clearance_narrows_a_launch_and_data_flow_refuses_what_it_excludes() {
     assert_eq!(spawned_memory["clearance"], json!([]), "{spawned_memory}");
     rt.shutdown().await.expect("shutdown");
 }
+
+#[tokio::test]
+async fn delegate_object_hands_a_live_child_the_rights_its_parent_holds() {
+    let rt = runtime().await;
+    let parent = root(&rt).await;
+    let notes = create(&rt, parent, json!({"payload": "v1", "name": "notes"})).await;
+    let spawn_cap = json!([{"resource": "process:spawn", "rights": ["execute"]}]);
+    let child = pid_of(
+        &ok(&rt, parent, "spawn_child_process", json!({"goal": "helper", "inherit_capabilities": spawn_cap}))
+            .await,
+    );
+    let grandchild = pid_of(&ok(&rt, child, "spawn_child_process", json!({"goal": "below"})).await);
+
+    // Before: the spawned child holds only its goal.
+    let read = call(&rt, child, "read_object", json!({"oid": notes})).await;
+    assert_eq!(code(&read), "missing_right", "{read}");
+
+    // By name, read only: the child reads the same OID; it may not write it.
+    let given = ok(
+        &rt,
+        parent,
+        "delegate_object",
+        json!({"name": "notes", "to": child.to_string(), "rights": ["read"]}),
+    )
+    .await;
+    assert_eq!(given["oid"], json!(notes));
+    assert_eq!(given["rights"], json!(["read"]));
+    assert_eq!(ok(&rt, child, "read_object", json!({"oid": notes})).await["payload"], "v1");
+    let write = call(&rt, child, "write_object", json!({"oid": notes, "payload": "v2"})).await;
+    assert_eq!(code(&write), "missing_right", "{write}");
+
+    // Rights add up; a write is then visible to the parent (the same OID, nothing copied).
+    let more = ok(
+        &rt,
+        parent,
+        "delegate_object",
+        json!({"oid": notes, "to": child.to_string(), "rights": ["write"]}),
+    )
+    .await;
+    assert_eq!(more["rights"], json!(["read", "write"]));
+    ok(&rt, child, "write_object", json!({"oid": notes, "payload": "v2"})).await;
+    assert_eq!(ok(&rt, parent, "read_object", json!({"name": "notes"})).await["payload"], "v2");
+
+    // The child holds no delegate right, so it cannot pass the object on.
+    let onward = call(
+        &rt,
+        child,
+        "delegate_object",
+        json!({"oid": notes, "to": grandchild.to_string(), "rights": ["read"]}),
+    )
+    .await;
+    assert_eq!(code(&onward), "missing_right", "{onward}");
+    assert!(message(&onward).contains(&notes) && message(&onward).contains("delegate"), "{onward}");
+
+    // Only to a direct child; never empty; the right names are checked.
+    let far = call(
+        &rt,
+        parent,
+        "delegate_object",
+        json!({"oid": notes, "to": grandchild.to_string(), "rights": ["read"]}),
+    )
+    .await;
+    assert_eq!(code(&far), "not_direct_child", "{far}");
+    let none =
+        call(&rt, parent, "delegate_object", json!({"oid": notes, "to": child.to_string(), "rights": []}))
+            .await;
+    assert_eq!(code(&none), "empty_rights", "{none}");
+    let bad = call(
+        &rt,
+        parent,
+        "delegate_object",
+        json!({"oid": notes, "to": child.to_string(), "rights": ["own"]}),
+    )
+    .await;
+    assert_eq!(code(&bad), "invalid_arguments", "{bad}");
+    let both = call(
+        &rt,
+        parent,
+        "delegate_object",
+        json!({"oid": notes, "name": "notes", "to": child.to_string(), "rights": ["read"]}),
+    )
+    .await;
+    assert_eq!(code(&both), "invalid_arguments", "{both}");
+
+    // A terminal child receives nothing.
+    ok(&rt, child, "process_exit", json!({})).await;
+    let ended = call(
+        &rt,
+        parent,
+        "delegate_object",
+        json!({"oid": notes, "to": child.to_string(), "rights": ["read"]}),
+    )
+    .await;
+    assert_eq!(code(&ended), "process_terminal", "{ended}");
+    assert!(rt.object_space().check().is_ok());
+    rt.shutdown().await.expect("shutdown");
+}

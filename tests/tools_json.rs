@@ -94,6 +94,7 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
             "write_object",
             "list_objects",
             "checkpoint_object",
+            "delegate_object",
             "load_skills",
             "send_process_message",
             "read_process_messages",
@@ -114,7 +115,7 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
     ];
     let fork_props: Vec<&str> =
         launch_props.iter().copied().chain(["root_oids", "include_parent_roots", "mode"]).collect();
-    let expected: [(&str, &[&str], &[&str]); 16] = [
+    let expected: [(&str, &[&str], &[&str]); 17] = [
         ("spawn_child_process", &["goal"], &launch_props),
         ("fork_child_process", &["goal"], &fork_props),
         ("list_child_processes", &[], &["include_terminal"]),
@@ -127,6 +128,7 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
         ("write_object", &["payload"], &["oid", "name", "payload"]),
         ("list_objects", &[], &[]),
         ("checkpoint_object", &[], &["oid", "name"]),
+        ("delegate_object", &["to", "rights"], &["oid", "name", "to", "rights"]),
         ("load_skills", &["skills"], &["skills"]),
         (
             "send_process_message",

@@ -5,7 +5,8 @@ use super::batch::{BatchCall, BatchRule};
 use super::fork_args::ForkArgs;
 use super::message_args::{ReadArgs, ReceiveArgs, SendArgs};
 use super::object_args::{
-    CreateObjectArgs, ListObjectsArgs, LoadSkillsArgs, MergeArgs, ObjectRefArgs, WriteObjectArgs,
+    CreateObjectArgs, DelegateObjectArgs, ListObjectsArgs, LoadSkillsArgs, MergeArgs, ObjectRefArgs,
+    WriteObjectArgs,
 };
 use super::{BATCH_TOO_LARGE, INTERNAL, INVALID_ARGUMENTS, ToolName, UNKNOWN_TOOL};
 use crate::actors::Pid;
@@ -55,6 +56,7 @@ pub fn parse_call(name: &str, args: Value) -> Result<Call, ToolError> {
         ToolName::WriteObject => from_args::<WriteObjectArgs>(args)?.into_call(),
         ToolName::ListObjects => from_args::<ListObjectsArgs>(args)?.into_call(),
         ToolName::CheckpointObject => from_args::<ObjectRefArgs>(args)?.into_checkpoint_call(),
+        ToolName::DelegateObject => from_args::<DelegateObjectArgs>(args)?.into_call(),
         ToolName::LoadSkills => from_args::<LoadSkillsArgs>(args)?.into_call(),
         ToolName::Send => from_args::<SendArgs>(args)?.into_call(),
         ToolName::Read => from_args::<ReadArgs>(args)?.into_call(),

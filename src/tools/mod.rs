@@ -86,6 +86,8 @@ pub enum ToolName {
     ListObjects,
     /// `checkpoint_object`.
     CheckpointObject,
+    /// `delegate_object`.
+    DelegateObject,
     /// `load_skills`.
     LoadSkills,
     /// `send_process_message`.
@@ -98,7 +100,7 @@ pub enum ToolName {
 
 impl ToolName {
     /// Every tool, in the order [`tool_schemas`] lists them: process, object, mailbox tools.
-    pub const ALL: [ToolName; 16] = [
+    pub const ALL: [ToolName; 17] = [
         ToolName::Spawn,
         ToolName::Fork,
         ToolName::List,
@@ -111,6 +113,7 @@ impl ToolName {
         ToolName::WriteObject,
         ToolName::ListObjects,
         ToolName::CheckpointObject,
+        ToolName::DelegateObject,
         ToolName::LoadSkills,
         ToolName::Send,
         ToolName::Read,
@@ -132,6 +135,7 @@ impl ToolName {
             ToolName::WriteObject => "write_object",
             ToolName::ListObjects => "list_objects",
             ToolName::CheckpointObject => "checkpoint_object",
+            ToolName::DelegateObject => "delegate_object",
             ToolName::LoadSkills => "load_skills",
             ToolName::Send => "send_process_message",
             ToolName::Read => "read_process_messages",

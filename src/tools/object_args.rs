@@ -1,10 +1,11 @@
 //! Arguments of the object-memory tools (`merge_child_memory`, `create_object`,
-//! `read_object`, `write_object`, `list_objects`, `checkpoint_object`, `load_skills`) and
+//! `read_object`, `write_object`, `list_objects`, `checkpoint_object`, `delegate_object`,
+//! `load_skills`) and
 //! their conversion into typed calls.
 
 use super::INVALID_ARGUMENTS;
 use super::args::{parse_oid, parse_pid};
-use crate::actors::kernel::objects::Skill;
+use crate::actors::kernel::objects::{ObjectRights, Skill};
 use crate::actors::runtime::calls::{Call, CreateObject, ObjectTarget, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -75,6 +76,36 @@ pub struct WriteObjectArgs {
     /// The new payload: any JSON value, `null` included. It replaces the old one in place:
     /// every holder of the OID sees it.
     pub payload: serde_json::Value,
+}
+
+/// Arguments of `delegate_object`: exactly one of `oid` or `name`, the child, the rights.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DelegateObjectArgs {
+    /// The object's OID. Give exactly one of `oid` or `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "uuid"))]
+    pub oid: Option<String>,
+    /// A name bound in this process's namespace. Give exactly one of `oid` or `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The direct, live child that receives the handle.
+    #[schemars(extend("format" = "uuid"))]
+    pub to: String,
+    /// The rights to give: `read`, `write`, `delegate` (at least one).
+    pub rights: Vec<ObjectRightArg>,
+}
+
+/// One object right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ObjectRightArg {
+    /// Read the payload.
+    Read,
+    /// Replace the payload in place.
+    Write,
+    /// Hand the object on.
+    Delegate,
 }
 
 /// Arguments of `list_objects`: none.
@@ -162,6 +193,21 @@ impl WriteObjectArgs {
     pub fn into_call(self) -> Result<Call, ToolError> {
         let target = target(self.oid.as_deref(), self.name.as_deref())?;
         Ok(Call::WriteObject { target, payload: self.payload })
+    }
+}
+
+impl DelegateObjectArgs {
+    /// The typed call. An empty `rights` is the kernel's to refuse (`empty_rights`).
+    pub fn into_call(self) -> Result<Call, ToolError> {
+        let target = target(self.oid.as_deref(), self.name.as_deref())?;
+        let rights = self.rights.iter().fold(ObjectRights::empty(), |all, right| {
+            all | match right {
+                ObjectRightArg::Read => ObjectRights::READ,
+                ObjectRightArg::Write => ObjectRights::WRITE,
+                ObjectRightArg::Delegate => ObjectRights::DELEGATE,
+            }
+        });
+        Ok(Call::DelegateObject { target, to: parse_pid("to", &self.to)?, rights })
     }
 }
 

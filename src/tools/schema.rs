@@ -9,7 +9,8 @@ use super::args::{ExitArgs, ListArgs, SignalArgs, SpawnArgs, WaitArgs};
 use super::fork_args::ForkArgs;
 use super::message_args::{ReadArgs, ReceiveArgs, SendArgs};
 use super::object_args::{
-    CreateObjectArgs, ListObjectsArgs, LoadSkillsArgs, MergeArgs, ObjectRefArgs, WriteObjectArgs,
+    CreateObjectArgs, DelegateObjectArgs, ListObjectsArgs, LoadSkillsArgs, MergeArgs, ObjectRefArgs,
+    WriteObjectArgs,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -153,6 +154,14 @@ const CHECKPOINT_OBJECT: &str = "Make an Object's payload durable, by `oid` or b
 (exactly one of them): it and every later write survive a reopen. Needs write. Refused \
 (not_materializable) for a payload that already did not survive a reopen.";
 
+const DELEGATE_OBJECT: &str = "Give a direct, live child (`to`) a handle on an Object this \
+process holds, by `oid` or by `name` (exactly one of them), with `rights` (read, write, \
+delegate; at least one). Needs delegate and every right given (missing_right names the OID and \
+the right). The same OID is shared, nothing is copied: a write right lets the child change what \
+this process sees. The rights add to any handle the child has; a speculative view is never \
+widened (ephemeral_handle); a child not cleared for the Object's labels is refused \
+(flow_denied).";
+
 const LOAD_SKILLS: &str = "Replace this process's loaded Skill snapshot with `skills`, each \
 {name, allowed_tools}; names are unique. The snapshot is durable. A same-image fork keeps it \
 whole; a cross-image fork keeps only the skills whose tools the child image offers; a \
@@ -196,6 +205,7 @@ pub(super) fn description(tool: ToolName) -> &'static str {
         ToolName::WriteObject => WRITE_OBJECT,
         ToolName::ListObjects => LIST_OBJECTS,
         ToolName::CheckpointObject => CHECKPOINT_OBJECT,
+        ToolName::DelegateObject => DELEGATE_OBJECT,
         ToolName::LoadSkills => LOAD_SKILLS,
         ToolName::Send => SEND,
         ToolName::Read => READ,
@@ -239,6 +249,7 @@ pub fn tool_schema(tool: ToolName) -> ToolSchema {
         ToolName::WriteObject => parameters_of::<WriteObjectArgs>(),
         ToolName::ListObjects => parameters_of::<ListObjectsArgs>(),
         ToolName::CheckpointObject => parameters_of::<ObjectRefArgs>(),
+        ToolName::DelegateObject => parameters_of::<DelegateObjectArgs>(),
         ToolName::LoadSkills => parameters_of::<LoadSkillsArgs>(),
         ToolName::Send => parameters_of::<SendArgs>(),
         ToolName::Read => parameters_of::<ReadArgs>(),

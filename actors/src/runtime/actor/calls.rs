@@ -67,6 +67,9 @@ impl ProcessActor {
             Call::ListObjects => self.list_objects(state),
             Call::CheckpointObject { target } => self.checkpoint_object(state, target).await,
             Call::LoadSkills(skills) => self.load_skills(state, skills).await,
+            Call::DelegateObject { target, to, rights } => {
+                self.delegate_object(state, target, to, rights).await
+            }
             Call::Send(request) => self.send_message(state, request).await,
             Call::Read { query, ack } => self.read_messages(state, query, ack).await,
             Call::Receive { query, ack, block } => {

@@ -6,8 +6,8 @@ use crate::kernel::ids::{Oid, Pid};
 use crate::kernel::objects::{CreateRequest, ObjectError, ObjectRights, ObjectSpace, ReleasePlan, Skill};
 use crate::limits;
 use crate::runtime::calls::{
-    CallOk, CreateObject, MemoryReport, MergeResult, ObjectCreated, ObjectTarget, ObjectView, ObjectWritten,
-    SkillsLoaded, ToolError, WaitResult,
+    CallOk, CreateObject, MemoryReport, MergeResult, ObjectCreated, ObjectDelegated, ObjectTarget,
+    ObjectView, ObjectWritten, SkillsLoaded, ToolError, WaitResult,
 };
 use crate::runtime::ids::UuidV7Ids;
 use crate::runtime::memory::{Lookup, Stage};
@@ -154,6 +154,34 @@ impl ProcessActor {
             })
             .await?;
         Ok(CallOk::Written(ObjectWritten { oid, labels, durable: true }))
+    }
+
+    /// `delegate_object`: to a direct, live child only (the same reach as a message down the
+    /// tree); the kernel checks `delegate`, the rights given, speculative views and data flow.
+    pub(crate) async fn delegate_object(
+        &self,
+        state: &ProcessState,
+        target: ObjectTarget,
+        to: Pid,
+        rights: ObjectRights,
+    ) -> Result<CallOk, ToolError> {
+        let child = self.direct_child(state, to)?;
+        if child.status.is_terminal() {
+            return Err(ToolError::terminal(to, child.status));
+        }
+        let me = state.pid();
+        let (oid, rights) = self
+            .shared
+            .memory
+            .commit(self.shared.store.as_ref(), |stage| {
+                let oid = resolve(stage.space(), me, &target)?;
+                let changes = stage.space().plan_delegate(me, to, oid, rights)?;
+                stage.apply(changes);
+                let now = stage.space().rights(to, oid);
+                Ok::<_, ToolError>((oid, now.names().into_iter().map(String::from).collect()))
+            })
+            .await?;
+        Ok(CallOk::Delegated(ObjectDelegated { oid, to, rights }))
     }
 
     /// `list_objects`: the caller's own memory.

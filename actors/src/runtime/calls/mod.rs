@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 mod objects;
 pub use objects::{
     CreateObject, ForkRequest, HandleView, LaunchView, MemoryReport, MergeResult, ObjectCreated,
-    ObjectTarget, ObjectView, ObjectWritten, OwnedObject, SkillsLoaded,
+    ObjectDelegated, ObjectTarget, ObjectView, ObjectWritten, OwnedObject, SkillsLoaded,
 };
 
 /// A call from a process to the kernel.
@@ -81,6 +81,16 @@ pub enum Call {
         /// The object; the caller needs `write` on it.
         target: ObjectTarget,
     },
+    /// `delegate_object`: gives a direct, live child a handle on an object the caller holds
+    /// with `delegate` and every right it gives.
+    DelegateObject {
+        /// The object.
+        target: ObjectTarget,
+        /// The direct, live child.
+        to: Pid,
+        /// The rights to give (never empty); they add to any handle the child has.
+        rights: crate::kernel::objects::ObjectRights,
+    },
     /// `load_skills`: replaces the caller's loaded skill snapshot.
     LoadSkills(Vec<crate::kernel::objects::Skill>),
     /// `send_process_message`.
@@ -123,6 +133,7 @@ impl Call {
             Call::WriteObject { .. } => "write_object",
             Call::ListObjects => "list_objects",
             Call::CheckpointObject { .. } => "checkpoint_object",
+            Call::DelegateObject { .. } => "delegate_object",
             Call::LoadSkills(_) => "load_skills",
             Call::Send(_) => "send_process_message",
             Call::Read { .. } => "read_process_messages",
@@ -161,6 +172,8 @@ pub enum CallOk {
     Memory(Box<MemoryReport>),
     /// From `load_skills`.
     SkillsLoaded(SkillsLoaded),
+    /// From `delegate_object`.
+    Delegated(ObjectDelegated),
     /// From `list_child_processes`.
     Listed(ChildList),
     /// From `wait_child_process`.

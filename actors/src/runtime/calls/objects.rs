@@ -216,6 +216,17 @@ pub struct MergeResult {
     pub skipped_oids: Vec<Skipped>,
 }
 
+/// The result of `delegate_object`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ObjectDelegated {
+    /// The object (the same OID: nothing is copied).
+    pub oid: Oid,
+    /// The child that received it.
+    pub to: Pid,
+    /// The child's rights on it now (what it had plus what was given).
+    pub rights: Vec<String>,
+}
+
 /// The result of `load_skills`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SkillsLoaded {
