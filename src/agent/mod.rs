@@ -10,6 +10,8 @@
 //!
 //! - [`brain`]: the `Brain` trait (a window in, the model's next turn out), the scripted and
 //!   OpenAI-compatible brains, the conversation types and the token estimator.
+//! - [`compaction`]: when a window is compacted, where it is cut, and the `truncate` and
+//!   `summarize` strategies.
 //! - [`config`]: loading brains, profiles and machines from YAML or TOML, and the launch
 //!   check that refuses a configuration naming every value it cannot honour, in one pass.
 //! - [`window`]: the conversation window, a persistent structure, so that fork copies it in
@@ -19,6 +21,7 @@
 //! The agent layer uses the kernel ([`crate::actors`]) only through its public API.
 
 pub mod brain;
+pub mod compaction;
 pub mod config;
 pub mod limits;
 pub mod window;
