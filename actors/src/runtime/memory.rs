@@ -18,7 +18,7 @@
 //! payload is gone after a reopen, and a read says so by OID instead of pretending.
 
 use crate::kernel::ids::{Oid, Pid};
-use crate::kernel::objects::{ObjectChange, ObjectSpace};
+use crate::kernel::objects::{ObjectChange, ObjectSpace, ViewPlan};
 use crate::runtime::calls::ToolError;
 use crate::store::{Change, CommitTicket, Envelope, Store, StoreError};
 use dashmap::DashMap;
@@ -69,7 +69,7 @@ impl Memory {
     }
 
     /// Opens a stage: the lock under which a plan is made, applied and submitted.
-    pub(crate) fn stage(&self) -> Result<Stage<'_>, ToolError> {
+    fn stage(&self) -> Result<Stage<'_>, ToolError> {
         if let Some(cause) = self.poisoned.lock().clone() {
             // The space may be ahead of the file: refuse exactly as the fail-stopped store does.
             return Err(ToolError::store(&StoreError::FailStopped { cause }));
@@ -106,7 +106,7 @@ impl Memory {
 
     /// Records the outcome of a staged commit: any failure except a refused precondition
     /// poisons the memory.
-    pub(crate) fn settle(&self, result: &Result<crate::store::CommitReceipt, StoreError>) {
+    fn settle(&self, result: &Result<crate::store::CommitReceipt, StoreError>) {
         if let Err(e) = result
             && !matches!(e, StoreError::SourceGrantRevoked { .. })
         {
@@ -238,6 +238,14 @@ impl Stage<'_> {
         self.changes.extend(changes);
     }
 
+    /// Applies a materialized launch view and stores its goal's payload, the goal text, which
+    /// is always durable (the process row holds the text, and a goal must read back after a
+    /// reopen like the row).
+    pub(crate) fn apply_view(&mut self, view: &mut ViewPlan, goal: &str) {
+        self.apply(std::mem::take(&mut view.changes));
+        self.put_payload(view.goal, serde_json::Value::String(goal.to_string()), true);
+    }
+
     /// Sets an object's payload; a durable one is committed with the change set.
     pub(crate) fn put_payload(&mut self, oid: Oid, value: serde_json::Value, durable: bool) {
         if durable {
@@ -247,13 +255,13 @@ impl Stage<'_> {
     }
 
     /// Whether nothing has been staged.
-    pub(crate) fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.changes.is_empty()
     }
 
     /// Submits the change set and releases the lock. Await the ticket, then
     /// [`Memory::settle`] its result.
-    pub(crate) fn submit(self, store: &dyn Store) -> CommitTicket {
+    fn submit(self, store: &dyn Store) -> CommitTicket {
         let ticket = store.submit(self.changes);
         drop(self.space);
         ticket

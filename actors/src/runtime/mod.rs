@@ -311,13 +311,12 @@ impl Runtime {
         self.shared
             .memory
             .commit(self.shared.store.as_ref(), |stage| {
-                let plan = stage
+                let mut plan = stage
                     .space()
                     .plan_root_view(&view)
                     .and_then(|approval| stage.space().materialize_view(approval, pid, &mut ids))
                     .map_err(|e| RuntimeError::Tool(e.into()))?;
-                stage.apply(plan.changes);
-                stage.put_payload(plan.goal, serde_json::Value::String(row.goal.clone()), true);
+                stage.apply_view(&mut plan, &row.goal);
                 stage.push(Change::PutProcess(row.clone()));
                 stage.extend(grants.iter().cloned().map(Change::PutGrant));
                 Ok::<_, RuntimeError>(())

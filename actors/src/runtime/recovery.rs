@@ -120,10 +120,7 @@ fn adopt_without_memory(stage: &mut Stage<'_>, row: &ProcessRow) {
         .plan_root_view(&RootViewRequest::default())
         .and_then(|approval| stage.space().materialize_view(approval, row.pid, &mut UuidV7Ids));
     match planned {
-        Ok(plan) => {
-            stage.apply(plan.changes);
-            stage.put_payload(plan.goal, serde_json::Value::String(row.goal.clone()), true);
-        }
+        Ok(mut plan) => stage.apply_view(&mut plan, &row.goal),
         Err(e) => tracing::error!(pid = %row.pid, error = %e, "failed to give a process object memory"),
     }
 }

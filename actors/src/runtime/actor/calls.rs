@@ -118,18 +118,11 @@ impl ProcessActor {
                 }
             }
             Call::Exit { payload } => {
-                if let Some(p) = &payload {
-                    let size = p.to_string().len();
-                    if size > limits::RESULT_BYTES_MAX {
-                        let _ = reply.send(Err(ToolError::new(
-                            "payload_too_large",
-                            format!(
-                                "the exit payload is {size} bytes; the limit is {}",
-                                limits::RESULT_BYTES_MAX
-                            ),
-                        )));
-                        return;
-                    }
+                if let Some(Err(e)) = payload.as_ref().map(|p| {
+                    super::objects::check_payload_size("the exit payload", p, limits::RESULT_BYTES_MAX)
+                }) {
+                    let _ = reply.send(Err(e));
+                    return;
                 }
                 self.begin_ending(myself, state, Event::Exit { result_oid: None }, Some((payload, reply)))
                     .await;
@@ -201,8 +194,7 @@ impl ProcessActor {
             let mut view = stage.space().materialize_view(approval, plan.child.pid, &mut UuidV7Ids)?;
             let mut parent_row = parent.row.clone();
             parent_row.account = plan.parent_account;
-            stage.apply(std::mem::take(&mut view.changes));
-            stage.put_payload(view.goal, serde_json::Value::String(plan.child.goal.clone()), true);
+            stage.apply_view(&mut view, &plan.child.goal);
             stage.push(Change::PutProcess(plan.child.clone()));
             stage.extend(plan.grants.iter().cloned().map(Change::PutGrant));
             stage.push(Change::PutProcess(parent_row.clone()));

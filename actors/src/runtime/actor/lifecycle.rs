@@ -47,16 +47,12 @@ impl ProcessActor {
         objects: impl FnOnce(&mut Stage<'_>) -> (Event, T),
     ) -> Result<T, ToolError> {
         let memory = &self.shared.memory;
-        let planned = memory.plan(self.shared.store.as_ref(), |stage| {
+        let (((next, from, name), value), ticket) = memory.plan(self.shared.store.as_ref(), |stage| {
             let (event, value) = objects(stage);
             let next = self.next_row(state, event)?;
             stage.push(Change::PutProcess(next.0.clone()));
             Ok::<_, ToolError>((next, value))
-        });
-        let (((next, from, name), value), ticket) = match planned {
-            Ok(planned) => planned,
-            Err(e) => return Err(e),
-        };
+        })?;
         if let Some(ticket) = ticket {
             memory.finish(ticket).await.map_err(|e| ToolError::store(&e))?;
         }

@@ -3,7 +3,7 @@
 
 use super::{ProcessActor, ProcessState};
 use crate::kernel::ids::{Oid, Pid};
-use crate::kernel::objects::{CreateRequest, ObjectError, ObjectRights, ObjectSpace, ReleasePlan, Skill};
+use crate::kernel::objects::{CreateRequest, ObjectError, ObjectRights, ObjectSpace, Skill};
 use crate::limits;
 use crate::runtime::calls::{
     CallOk, CreateObject, MemoryReport, MergeResult, ObjectCreated, ObjectDelegated, ObjectTarget,
@@ -20,7 +20,7 @@ impl ProcessActor {
         state: &ProcessState,
         req: CreateObject,
     ) -> Result<CallOk, ToolError> {
-        check_payload_size(&req.payload)?;
+        check_payload_size("the payload", &req.payload, limits::OBJECT_BYTES_MAX)?;
         let me = state.pid();
         let request = CreateRequest {
             holder: me,
@@ -106,7 +106,7 @@ impl ProcessActor {
         target: ObjectTarget,
         payload: serde_json::Value,
     ) -> Result<CallOk, ToolError> {
-        check_payload_size(&payload)?;
+        check_payload_size("the payload", &payload, limits::OBJECT_BYTES_MAX)?;
         let me = state.pid();
         let memory = &self.shared.memory;
         let (oid, labels, durable) = memory
@@ -274,14 +274,10 @@ pub(crate) fn children_of(store: &dyn Store, parent: Pid) -> Vec<Pid> {
 }
 
 /// Stages the release of the memory of `parent`'s unmerged `children` (at `parent`'s end).
-pub(crate) fn release_children(stage: &mut Stage<'_>, parent: Pid, children: &[Pid]) -> ReleasePlan {
-    match stage.space().release_unmerged_children(parent, children) {
-        Ok(mut plan) => {
-            stage.apply(std::mem::take(&mut plan.changes));
-            plan
-        }
-        // A process without memory (written by an older build) has nothing to release.
-        Err(_) => ReleasePlan::default(),
+pub(crate) fn release_children(stage: &mut Stage<'_>, parent: Pid, children: &[Pid]) {
+    // A process without memory (written by an older build) has nothing to release.
+    if let Ok(plan) = stage.space().release_unmerged_children(parent, children) {
+        stage.apply(plan.changes);
     }
 }
 
@@ -300,12 +296,17 @@ fn labels_of(space: &ObjectSpace, oid: Oid) -> Vec<String> {
     space.object(oid).map(|o| o.labels.iter().cloned().collect()).unwrap_or_default()
 }
 
-fn check_payload_size(payload: &serde_json::Value) -> Result<(), ToolError> {
+/// Refuses a payload (`what`: "the payload", "the exit payload") whose JSON exceeds `max` bytes.
+pub(crate) fn check_payload_size(
+    what: &str,
+    payload: &serde_json::Value,
+    max: usize,
+) -> Result<(), ToolError> {
     let size = payload.to_string().len();
-    if size > limits::OBJECT_BYTES_MAX {
+    if size > max {
         return Err(ToolError::new(
             "payload_too_large",
-            format!("the payload is {size} bytes; the limit is {}", limits::OBJECT_BYTES_MAX),
+            format!("{what} is {size} bytes; the limit is {max}"),
         ));
     }
     Ok(())
