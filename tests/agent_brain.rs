@@ -4,6 +4,8 @@
 //! estimator; and a property test that no response body panics the parser (seed printed; set
 //! `AGENT_BRAIN_FUZZ_SEED` to replay another). No test needs the network.
 
+mod seeded;
+
 use agentvisor::agent::brain::openai::{NOTE_PREFIX, parse_chat_completion};
 use agentvisor::agent::brain::tokens;
 use agentvisor::agent::brain::{
@@ -11,7 +13,7 @@ use agentvisor::agent::brain::{
     ScriptedBrain, ScriptedTurn, ToolCall, ToolSpec, Turn, TurnRequest, Usage,
 };
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -575,18 +577,8 @@ fn invalid_configurations_are_refused_without_printing_the_key() {
 // ---------------------------------------------------------------------------------------------
 // The parser never panics
 
-fn seed() -> u64 {
-    let seed =
-        std::env::var("AGENT_BRAIN_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xb2a1_4f00);
-    println!("agent_brain seed: {seed} (replay with AGENT_BRAIN_FUZZ_SEED={seed})");
-    seed
-}
-
 fn runner() -> TestRunner {
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed().to_le_bytes());
-    let config = Config { cases: 1024, failure_persistence: None, ..Config::default() };
-    TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+    seeded::runner("agent_brain", "AGENT_BRAIN_FUZZ_SEED", 0xb2a1_4f00, 1024)
 }
 
 /// JSON biased towards a completion's field names and shapes, so that deep paths are reached.

@@ -1,12 +1,13 @@
 //! Agent configuration through the public API: the example files, every launch refusal with its
 //! code and path, the one-pass report, YAML and TOML agreeing, and parse errors.
 
+mod seeded;
+
 use agentvisor::agent::config::{
     Capability, CompactionStrategy, LoadError, MemoryScope, ParseError, Problem, ProblemCode, Target, check,
     load_path, load_toml, load_yaml, parse_toml, parse_yaml,
 };
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -563,13 +564,7 @@ const DEFECTS: &[(&str, ProblemCode)] = &[
 
 #[test]
 fn a_configuration_with_n_problems_reports_all_n() {
-    let seed =
-        std::env::var("AGENT_CONFIG_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xa9e7_c0f1_u64);
-    println!("agent_config seed: {seed} (replay with AGENT_CONFIG_SEED={seed})");
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let config = Config { cases: 128, failure_persistence: None, ..Config::default() };
-    let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let mut runner = seeded::runner("agent_config", "AGENT_CONFIG_SEED", 0xa9e7_c0f1, 128);
     // A valid first profile, then any selection of defective ones, in any order.
     let strategy =
         prop::sample::subsequence((0..DEFECTS.len()).collect::<Vec<_>>(), 1..=DEFECTS.len()).prop_shuffle();

@@ -4,19 +4,15 @@
 //! passes holds the seed's rules. The seed is fixed and printed; set `AGENT_CONFIG_FUZZ_SEED` to
 //! replay another.
 
+mod seeded;
+
 use agentvisor::agent::config::{Capability, CheckedConfig, LoadError, load_toml, load_yaml};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value, json};
 
 fn runner(cases: u32) -> TestRunner {
-    let seed =
-        std::env::var("AGENT_CONFIG_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xc0f1_65ee_u64);
-    println!("agent_config_fuzz seed: {seed} (replay with AGENT_CONFIG_FUZZ_SEED={seed})");
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let config = Config { cases, failure_persistence: None, ..Config::default() };
-    TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+    seeded::runner("agent_config_fuzz", "AGENT_CONFIG_FUZZ_SEED", 0xc0f1_65ee, cases)
 }
 
 /// Loads or refuses; a refusal by the check is a well-formed report, a pass holds the rules.

@@ -3,12 +3,13 @@
 //! check against a plain `Vec` over random edits across a tree of forks. The model check's
 //! seed is fixed and printed; set `AGENT_WINDOW_SEED` to replay another.
 
+mod seeded;
+
 use agentvisor::agent::window::{
     CHUNK_ITEMS_MAX, ChunkId, ChunkStore, ChunkStoreError, MemoryChunkStore, RestoreError, WINDOW_ITEMS_MAX,
     Window, WindowError, WindowSnapshot,
 };
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::cell::Cell;
 
 const C: usize = CHUNK_ITEMS_MAX;
@@ -460,20 +461,10 @@ fn run_model(ops: Vec<Op>) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn seed() -> u64 {
-    let seed =
-        std::env::var("AGENT_WINDOW_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x000c_4a7f_0b5e);
-    println!("agent_window seed: {seed} (replay with AGENT_WINDOW_SEED={seed})");
-    seed
-}
-
 #[test]
 fn a_window_tree_behaves_like_vecs_under_random_edits() {
-    let seed = seed();
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let config = Config { cases: 256, failure_persistence: None, ..Config::default() };
-    let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let seed = seeded::seed("agent_window", "AGENT_WINDOW_SEED", 0x000c_4a7f_0b5e);
+    let mut runner = seeded::runner_from(seed, 256);
     runner
         .run(&prop::collection::vec(op(), 1..120), run_model)
         .unwrap_or_else(|e| panic!("seed {seed}: {e}"));

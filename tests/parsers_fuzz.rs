@@ -2,24 +2,16 @@
 //! arguments and scenario files. Each must answer with a typed error, never panic. The seed is
 //! fixed and printed; set `PARSERS_FUZZ_SEED` to replay another.
 
+mod seeded;
+
 use agentvisor::scenario::Scenario;
 use agentvisor::tools::{ToolName, parse_call};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value};
 
-fn seed() -> u64 {
-    let seed = std::env::var("PARSERS_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_f022);
-    println!("parsers_fuzz seed: {seed} (replay with PARSERS_FUZZ_SEED={seed})");
-    seed
-}
-
 fn runner() -> TestRunner {
-    let seed = seed();
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let config = Config { cases: 512, failure_persistence: None, ..Config::default() };
-    TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+    seeded::runner("parsers_fuzz", "PARSERS_FUZZ_SEED", 0x5eed_f022, 512)
 }
 
 /// Arbitrary JSON, biased towards the field names and value shapes the tools use so that
