@@ -69,3 +69,11 @@ pub const PROGRAM_RETENTION_ENTRIES_DEFAULT: u32 = 64;
 /// Window fill, in percent of the window limit, at which compaction runs when a profile does
 /// not say: leaves a fifth of the window for the turn that is about to be produced.
 pub const COMPACTION_TRIGGER_PERCENT_DEFAULT: u8 = 80;
+
+/// Turns one agent process takes before it is failed: a runaway loop (a model that never
+/// ends its session) is stopped rather than spending its whole budget. Budgets bound cost;
+/// this bounds a brain that costs nothing, such as a scripted one that loops.
+pub const AGENT_TURNS_MAX: u64 = 100_000;
+
+/// Messages picked up from the mailbox at the start of one turn; more wait for the next.
+pub const INBOX_PAGE: usize = 50;

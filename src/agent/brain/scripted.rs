@@ -38,6 +38,13 @@ impl Script {
         Script { turns }
     }
 
+    /// The same script without its first `turns` turns: what an incarnation that already took
+    /// them plays next (after a restart).
+    pub fn skip(&self, turns: u64) -> Script {
+        let skip = usize::try_from(turns).unwrap_or(usize::MAX);
+        Script { turns: self.turns.iter().skip(skip).cloned().collect() }
+    }
+
     /// Parses a script from JSON and checks it: unknown fields are refused, explicit call ids
     /// are unique, at most [`SCRIPT_TURNS_MAX`] turns. The error names the field.
     pub fn from_json(text: &str) -> Result<Script, BrainError> {

@@ -1,0 +1,71 @@
+//! The turn-boundary checkpoint: the module objects that a person, a fork or a merge reads,
+//! then the program checkpoint the agent restarts from.
+
+use super::error::AgentError;
+use super::persist::{self, COST_OBJECT, HISTORY_OBJECT, IDENTITY_OBJECT, LIBRARY_OBJECT, NOTEBOOK_OBJECT, TASKS_OBJECT};
+use super::program::Agent;
+use serde_json::{Value, json};
+
+impl Agent {
+    /// Snapshots the window into the chunk store, writes the module objects, and commits the
+    /// checkpoint. Chunks are written before any record that names them.
+    pub(crate) async fn checkpoint(&mut self) -> Result<(), AgentError> {
+        let snapshot = self.window.snapshot(&*self.host.chunks)?;
+        self.state.window = snapshot;
+        let pid = self.ctx.clone();
+        let history = json!({
+            "chunk_ids": self.state.window.chunk_ids,
+            "tail_messages": self.state.window.tail.len(),
+            "messages": self.window.len(),
+            "turn": self.window.turn(),
+        });
+        self.put_module(HISTORY_OBJECT, history).await?;
+        let modules = &self.state.modules;
+        let writes: [(&str, Option<Value>); 3] = [
+            (TASKS_OBJECT, modules.tasks.as_ref().map(persist::to_payload).transpose()?),
+            (NOTEBOOK_OBJECT, modules.notebook.as_ref().map(persist::to_payload).transpose()?),
+            (LIBRARY_OBJECT, modules.library.as_ref().map(persist::to_payload).transpose()?),
+        ];
+        for (name, payload) in writes {
+            // A module the agent does not hold keeps an empty object once it had one: a
+            // dropped module's contents are gone.
+            match payload {
+                Some(payload) => self.put_module(name, payload).await?,
+                None => {
+                    if self.written.get(name).is_some_and(|v| !v.is_null())
+                        || self.written.get(name).is_none() && persist::get(&pid, name).await?.is_some_and(|(_, v)| !v.is_null())
+                    {
+                        self.put_module(name, Value::Null).await?;
+                    }
+                }
+            }
+        }
+        let cost = json!({
+            "incarnations": self.state.costs,
+            "by_profile": self.state.cost_by_profile(),
+        });
+        self.put_module(COST_OBJECT, cost).await?;
+        let identity = json!({
+            "agent_id": self.state.agent_id,
+            "parent_agent_id": self.state.parent_agent_id,
+            "profile": self.state.profile,
+            "machine": self.state.machine,
+            "depth": self.state.depth,
+        });
+        self.put_module(IDENTITY_OBJECT, identity).await?;
+        let bytes = self.state.encode()?;
+        self.ctx.checkpoint(bytes).await.map_err(AgentError::kernel("checkpoint"))
+    }
+}
+
+impl Agent {
+    /// Writes a module object unless it already holds `payload` (as this execution last wrote).
+    async fn put_module(&mut self, name: &'static str, payload: Value) -> Result<(), AgentError> {
+        if self.written.get(name) == Some(&payload) {
+            return Ok(());
+        }
+        persist::put(&self.ctx, name, payload.clone()).await?;
+        self.written.insert(name, payload);
+        Ok(())
+    }
+}

@@ -1,0 +1,44 @@
+//! Compaction from the turn loop: before a turn whose request would pass the profile's
+//! trigger, the window is cut with the profile's strategy. After an exec this runs against
+//! the successor's window limit before its first turn.
+
+use super::error::AgentError;
+use super::program::Agent;
+use crate::agent::brain::{ToolSpec, tokens};
+use crate::agent::compaction::{Strategy, compact, needs_compaction, trigger_tokens};
+use crate::agent::config::CompactionStrategy;
+use crate::agent::telemetry::AgentEvent;
+
+impl Agent {
+    /// Compacts the window if the next request would pass the trigger. Returns whether it did.
+    pub(crate) async fn compact_if_needed(&mut self, system: &str, tools: &[ToolSpec]) -> Result<bool, AgentError> {
+        let profile = self.profile()?.clone();
+        let fixed = tokens::system_tokens(system) + tools.iter().map(tokens::tool_spec_tokens).sum::<u64>();
+        let request = fixed + tokens::window_tokens(&self.window);
+        let limit = profile.window_tokens();
+        let trigger = profile.compaction().trigger_percent();
+        if !needs_compaction(request, limit, trigger) {
+            return Ok(false);
+        }
+        let target = trigger_tokens(limit, trigger);
+        let summarizer = match profile.compaction().strategy() {
+            CompactionStrategy::Summarize { summarizer } => Some(self.make_brain(summarizer.as_str())?),
+            CompactionStrategy::Truncate => None,
+        };
+        let strategy = match &summarizer {
+            Some(brain) => Strategy::Summarize(brain.as_ref()),
+            None => Strategy::Truncate,
+        };
+        let Some(done) = compact(&mut self.window, strategy, fixed, target).await? else { return Ok(false) };
+        if let Some(usage) = done.summary_usage {
+            self.charge(&usage).await?;
+        }
+        self.emit(AgentEvent::Compacted {
+            turn: self.window.turn(),
+            tokens_before: done.tokens_before,
+            tokens_after: done.tokens_after,
+            cut: done.cut as u64,
+        });
+        Ok(true)
+    }
+}

@@ -1,0 +1,118 @@
+//! The agent layer's errors: what ends an agent's process, and what a tool call is refused with.
+
+use crate::actors::runtime::calls::ToolError;
+use crate::actors::runtime::program::ProgramError;
+use crate::agent::brain::BrainError;
+use crate::agent::compaction::CompactionError;
+use crate::agent::modules::ModuleError;
+use crate::agent::window::{RestoreError, SnapshotError, WindowError};
+
+/// Why an agent's program stopped with a failure (its process ends `failed`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The goal is not an agent launch, or names something the configuration lacks.
+    #[error("bad agent launch: {message}")]
+    BadLaunch {
+        /// What is wrong.
+        message: String,
+    },
+    /// The configuration names a brain no brain was built for.
+    #[error("no brain is registered for brain id {brain:?}")]
+    NoBrain {
+        /// The brain id.
+        brain: String,
+    },
+    /// The brain failed.
+    #[error("the brain failed on turn {turn}: {source}")]
+    Brain {
+        /// The turn.
+        turn: u64,
+        /// The brain's error.
+        source: BrainError,
+    },
+    /// The brain's task panicked or was cancelled.
+    #[error("the brain's task stopped on turn {turn}: {message}")]
+    BrainTask {
+        /// The turn.
+        turn: u64,
+        /// What the task's join reported.
+        message: String,
+    },
+    /// Compaction failed.
+    #[error("compaction failed: {0}")]
+    Compaction(#[from] CompactionError),
+    /// The window refused an edit.
+    #[error(transparent)]
+    Window(#[from] WindowError),
+    /// A window could not be snapshotted.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// A window could not be restored.
+    #[error(transparent)]
+    Restore(#[from] RestoreError),
+    /// A kernel call the loop itself makes (not a model's tool call) was refused.
+    #[error("kernel call {call} refused: {error}")]
+    Kernel {
+        /// The call.
+        call: &'static str,
+        /// The refusal.
+        error: ToolError,
+    },
+    /// A checkpoint or module record could not be read back.
+    #[error("corrupt agent record: {message}")]
+    Corrupt {
+        /// What is wrong.
+        message: String,
+    },
+    /// The model kept going past the turn bound.
+    #[error("the agent took {turns} turns without ending; the bound is {max}")]
+    TooManyTurns {
+        /// Turns taken.
+        turns: u64,
+        /// The bound.
+        max: u64,
+    },
+}
+
+impl AgentError {
+    /// A kernel refusal of `call`.
+    pub(crate) fn kernel(call: &'static str) -> impl FnOnce(ToolError) -> AgentError {
+        move |error| AgentError::Kernel { call, error }
+    }
+}
+
+impl From<AgentError> for ProgramError {
+    fn from(e: AgentError) -> ProgramError {
+        ProgramError::new(e.to_string())
+    }
+}
+
+/// A tool call the loop refused: it becomes the call's tool result, and the turn goes on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct Refusal {
+    /// A stable snake_case code.
+    pub code: String,
+    /// What was wrong and what to do instead.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal.
+    pub fn new(code: &str, message: impl Into<String>) -> Refusal {
+        Refusal { code: code.to_string(), message: message.into() }
+    }
+}
+
+impl From<ToolError> for Refusal {
+    fn from(e: ToolError) -> Refusal {
+        Refusal { code: e.code.clone(), message: e.message.clone() }
+    }
+}
+
+impl From<ModuleError> for Refusal {
+    fn from(e: ModuleError) -> Refusal {
+        Refusal { code: e.code().to_string(), message: e.to_string() }
+    }
+}

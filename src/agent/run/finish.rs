@@ -1,0 +1,31 @@
+//! Ending a session: the forks declared in the finishing turn run to completion first (an
+//! ending is not a retraction), then the process exits with the result.
+
+use super::error::AgentError;
+use super::program::Agent;
+use super::turn::DeclaredFork;
+use crate::agent::telemetry::AgentEvent;
+use serde_json::{Value, json};
+
+impl Agent {
+    /// Ends the session with `result`.
+    pub(crate) async fn finish(self, result: Option<Value>, forks: &[DeclaredFork]) -> Result<(), AgentError> {
+        for fork in forks {
+            // A fork that already ended, or that another call collected, answers at once.
+            let _ = self.ctx.wait_child(fork.pid, true).await;
+        }
+        let usage = self
+            .state
+            .costs
+            .iter()
+            .fold(Default::default(), |sum, c| super::state::add_usage(&sum, &c.usage));
+        self.emit(AgentEvent::AgentFinished { outcome: "exited".into(), result: result.clone(), usage });
+        let payload = json!({
+            "result": result,
+            "agent_id": self.state.agent_id,
+            "profile": self.state.profile,
+        });
+        self.ctx.exit(Some(payload)).await.map_err(AgentError::kernel("process_exit"))?;
+        Ok(())
+    }
+}

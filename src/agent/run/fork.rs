@@ -1,0 +1,167 @@
+//! `fork(prompt)`: a copy of the agent, one level deeper, working a second line in parallel.
+//!
+//! The copy's process is launched when the call runs, so its id is real when the call
+//! returns. Its conversation is handed over when the turn ends, once every tool result of the
+//! turn is in the window: the forker's window (shared in O(1) within the runtime, by snapshot
+//! through the chunk store otherwise), its modules cloned — the program library so that
+//! neither copy ever issues an id the other holds — and its memories by scope.
+
+use super::calls::Dispatch;
+use super::error::AgentError;
+use super::launch::{AgentLaunch, ForkOrigin};
+use super::program::Agent;
+use super::start::FORK_CHANNEL;
+use super::state::{ForkStart, PendingHandoff, Subagent};
+use super::tools::{AgentTool, ForkArgs, parse_args};
+use super::turn::{Declarations, DeclaredFork};
+use crate::actors::Pid;
+use crate::actors::kernel::launch::LaunchRequest;
+use crate::actors::kernel::mailbox::MessageKind;
+use crate::actors::kernel::objects::{ForkMode, ObjectRights, RootSelection};
+use crate::actors::runtime::calls::{Call, CreateObject, ForkRequest, ObjectTarget, SendRequest};
+use crate::agent::brain::ToolCall;
+use crate::agent::config::MemoryScope;
+use crate::agent::modules::Modules;
+use crate::agent::telemetry::{AgentEvent, ModuleMoveRecord, TransitionKind};
+use serde_json::{Value, json};
+
+impl Agent {
+    /// Launches the copy's process and declares the fork.
+    pub(crate) async fn fork_call(
+        &mut self,
+        call: &ToolCall,
+        declared: &mut Declarations,
+        turn: u64,
+    ) -> Result<Value, Dispatch> {
+        let args: ForkArgs = parse_args(AgentTool::Fork, &call.arguments)?;
+        let scope = self.memory_scope();
+        let linked = matches!(scope, Some(MemoryScope::Shared | MemoryScope::Inherited | MemoryScope::ReadOnly));
+        let memories = self.state.memory_link.as_ref().and_then(|l| l.oid.parse().ok()).filter(|_| linked);
+        let mode = match scope {
+            Some(MemoryScope::Shared | MemoryScope::Inherited) => ForkMode::Copy,
+            _ => ForkMode::Worker,
+        };
+        let launch = AgentLaunch {
+            agent: self.state.profile.clone(),
+            prompt: args.prompt.clone(),
+            depth: self.state.depth + 1,
+            parent_agent_id: Some(self.state.agent_id.clone()),
+            parent_pid: Some(self.ctx.pid().to_string()),
+            fork: Some(ForkOrigin { of_agent: self.state.agent_id.clone(), turn }),
+        };
+        let request = ForkRequest {
+            launch: LaunchRequest { goal: launch.to_goal(), ..Default::default() },
+            mode,
+            roots: RootSelection::Exact(memories.into_iter().collect()),
+        };
+        let launched = self.ctx.fork_child(request).await.map_err(super::error::Refusal::from)?;
+        declared.declare_fork(DeclaredFork { pid: launched.pid, prompt: args.prompt });
+        self.state.subagents.insert(
+            launched.pid.to_string(),
+            Subagent {
+                via: "fork".into(),
+                agent: self.state.profile.clone(),
+                turn,
+                linked_memories: memories.is_some() && scope == Some(MemoryScope::Inherited),
+                collected: false,
+            },
+        );
+        Ok(json!({
+            "id": launched.pid.to_string(),
+            "note": "the copy becomes your child when this turn ends; wait for it on a later turn"
+        }))
+    }
+
+    /// At the end of the turn: clones what each fork is handed and records the handoffs, so
+    /// the turn's checkpoint (which also saves the forker's narrowed id space) names them.
+    pub(crate) fn prepare_forks(&mut self, forks: &[DeclaredFork], turn: u64) -> Result<(), AgentError> {
+        if forks.is_empty() {
+            return Ok(());
+        }
+        let snapshot = self.window.snapshot(&*self.host.chunks)?;
+        let scope = self.memory_scope();
+        let isolated = scope == Some(MemoryScope::Isolated);
+        for fork in forks {
+            let mut modules = self.state.modules.clone();
+            modules.library = self.state.modules.library.as_mut().map(|library| library.fork());
+            if !isolated {
+                modules.memories = None;
+            }
+            self.host.handoffs.insert(fork.pid, self.window.fork());
+            let agent_id = super::start::new_agent_id();
+            self.emit(AgentEvent::AgentTransition {
+                kind: TransitionKind::Fork,
+                to_agent_id: agent_id.clone(),
+                to_profile: self.state.profile.clone(),
+                modules: fork_moves(&modules, scope),
+                turn,
+            });
+            self.state.pending_handoffs.push(PendingHandoff {
+                pid: fork.pid.to_string(),
+                start: ForkStart {
+                    window: snapshot.clone(),
+                    profile: self.state.profile.clone(),
+                    machine: self.state.machine.clone(),
+                    modules,
+                    forker: self.state.agent_id.clone(),
+                    agent_id,
+                    turn,
+                    prompt: fork.prompt.clone(),
+                },
+            });
+        }
+        Ok(())
+    }
+
+    /// Hands each recorded fork its start: a durable object it may read, and a message
+    /// pointing at it.
+    pub(crate) async fn deliver_handoffs(&mut self) -> Result<(), AgentError> {
+        for handoff in std::mem::take(&mut self.state.pending_handoffs) {
+            let pid: Pid = handoff
+                .pid
+                .parse()
+                .map_err(|_| AgentError::Corrupt { message: format!("a handoff to {:?}", handoff.pid) })?;
+            let payload = super::persist::to_payload(&handoff.start)?;
+            let request = CreateObject { payload, durable: true, ..Default::default() };
+            let created = self.ctx.create_object(request).await.map_err(AgentError::kernel("create_object"))?;
+            let delegate = Call::DelegateObject { target: ObjectTarget::Oid(created.oid), to: pid, rights: ObjectRights::READ };
+            self.ctx.call(delegate).await.map_err(AgentError::kernel("delegate_object"))?;
+            let message = SendRequest {
+                to: pid,
+                body: format!("fork start from agent {}", handoff.start.forker),
+                payload: Some(json!({"start": created.oid.to_string()})),
+                channel: Some(FORK_CHANNEL.to_string()),
+                correlation_id: None,
+                reply_to: None,
+                kind: MessageKind::Normal,
+            };
+            self.ctx.send_message(message).await.map_err(AgentError::kernel("send_process_message"))?;
+        }
+        Ok(())
+    }
+}
+
+/// What a fork did with each module, for its `agent_transition`.
+fn fork_moves(modules: &Modules, scope: Option<MemoryScope>) -> Vec<ModuleMoveRecord> {
+    let record = |module: &str, action: &str| ModuleMoveRecord { module: module.into(), action: action.into() };
+    let mut moves = vec![record("history", "copied")];
+    if modules.tasks.is_some() {
+        moves.push(record("tasks", "copied"));
+    }
+    if modules.notebook.is_some() {
+        moves.push(record("notebook", "copied"));
+    }
+    if let Some(scope) = scope {
+        let action = match scope {
+            MemoryScope::Isolated => "copied",
+            MemoryScope::Shared => "shared",
+            MemoryScope::Inherited => "linked",
+            MemoryScope::ReadOnly => "linked_read_only",
+        };
+        moves.push(record("memories", action));
+    }
+    if modules.library.is_some() {
+        moves.push(record("program_library", "cloned"));
+    }
+    moves
+}

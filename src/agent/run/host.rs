@@ -1,0 +1,160 @@
+//! `AgentHost`: what every agent process of one configuration shares — the checked
+//! configuration, the brains, the window chunk store, telemetry — and the one agent image.
+
+use super::error::AgentError;
+use super::launch::AgentLaunch;
+use super::program::AgentProgram;
+use crate::actors::ImageId;
+use crate::actors::Pid;
+use crate::actors::kernel::budget::Budget;
+use crate::actors::runtime::RootSpec;
+use crate::actors::runtime::program::Image;
+use crate::agent::brain::{Brain, Message};
+use crate::agent::config::{BrainBackend, CheckedConfig};
+use crate::agent::telemetry::Telemetry;
+use crate::agent::window::{ChunkStore, Window};
+use dashmap::DashMap;
+use std::sync::Arc;
+
+/// The agent image's id: every agent process runs it; its goal says which agent it is.
+pub const AGENT_IMAGE: &str = "agent";
+
+/// Who a brain is being made for: one incarnation of one agent.
+#[derive(Clone, Debug)]
+pub struct AgentIdentity {
+    /// The process.
+    pub pid: Pid,
+    /// The incarnation's agent id.
+    pub agent_id: String,
+    /// The profile it runs.
+    pub profile: String,
+    /// The brain its profile (or its compaction strategy) names.
+    pub brain: String,
+    /// Which incarnation of the process this is: 1 for its first, one more per succession.
+    pub incarnation: u32,
+    /// The process's launch (profile or machine, prompt, depth, fork origin).
+    pub launch: AgentLaunch,
+    /// Turns this incarnation has already taken (non-zero when a process continues after a
+    /// restart, so a scripted brain can skip the turns it already played).
+    pub turns_taken: u64,
+}
+
+/// Makes the brain each incarnation talks to. Called once per incarnation and brain.
+pub trait BrainProvider: Send + Sync {
+    /// The brain `identity.brain` names, for `identity`.
+    fn brain(&self, identity: &AgentIdentity) -> Result<Arc<dyn Brain>, AgentError>;
+}
+
+impl<F> BrainProvider for F
+where
+    F: Fn(&AgentIdentity) -> Result<Arc<dyn Brain>, AgentError> + Send + Sync,
+{
+    fn brain(&self, identity: &AgentIdentity) -> Result<Arc<dyn Brain>, AgentError> {
+        self(identity)
+    }
+}
+
+/// Everything agent processes share.
+pub struct AgentHost {
+    pub(crate) config: Arc<CheckedConfig>,
+    pub(crate) brains: Arc<dyn BrainProvider>,
+    pub(crate) chunks: Arc<dyn ChunkStore + Send + Sync>,
+    pub(crate) telemetry: Telemetry,
+    /// Fork handoffs within this runtime: the forker's window, shared in O(1), by the fork's
+    /// pid. A fork restarted after a reopen restores the same window from the chunk store.
+    pub(crate) handoffs: DashMap<Pid, Window<Message>>,
+    /// The budget a root agent is launched with when the caller gives none.
+    pub(crate) root_budget: Budget,
+}
+
+impl std::fmt::Debug for AgentHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentHost").finish_non_exhaustive()
+    }
+}
+
+impl AgentHost {
+    /// A host for `config`, with brains from `brains`, windows kept in `chunks` and events to
+    /// `telemetry`.
+    pub fn new(
+        config: CheckedConfig,
+        brains: Arc<dyn BrainProvider>,
+        chunks: Arc<dyn ChunkStore + Send + Sync>,
+        telemetry: Telemetry,
+    ) -> Arc<AgentHost> {
+        Arc::new(AgentHost {
+            config: Arc::new(config),
+            brains,
+            chunks,
+            telemetry,
+            handoffs: DashMap::new(),
+            root_budget: Budget::default(),
+        })
+    }
+
+    /// The checked configuration.
+    pub fn config(&self) -> &CheckedConfig {
+        &self.config
+    }
+
+    /// The telemetry agents emit to.
+    pub fn telemetry(&self) -> &Telemetry {
+        &self.telemetry
+    }
+
+    /// The agent image, to register in the runtime's options.
+    pub fn image(self: &Arc<Self>) -> Image {
+        let host = Arc::clone(self);
+        Image::new(AGENT_IMAGE, move |start| Box::new(AgentProgram::new(Arc::clone(&host), start)))
+            .offers(super::tools::all_tool_names())
+    }
+
+    /// A root launch of `agent` (a profile or machine id) with `prompt`. Refused before any
+    /// process exists if the configuration has no such id.
+    pub fn root_spec(&self, agent: &str, prompt: &str) -> Result<RootSpec, AgentError> {
+        if self.config.target(agent).is_none() {
+            return Err(AgentError::BadLaunch {
+                message: format!("no profile or machine has the id {agent:?}"),
+            });
+        }
+        Ok(RootSpec {
+            goal: AgentLaunch::new(agent, prompt).to_goal(),
+            image: ImageId(AGENT_IMAGE.to_string()),
+            cwd: "/".to_string(),
+            capabilities: Vec::new(),
+            budget: self.root_budget.clone(),
+            clearance: None,
+            goal_labels: Default::default(),
+        })
+    }
+}
+
+/// The brain backends a configuration declares, built as real brains: OpenAI-compatible
+/// endpoints with their key from the environment; scripted brains from `scripts` by name.
+/// Scripted brains are made afresh per incarnation, so each incarnation plays its script from
+/// its own first turn (skipping the turns a restarted incarnation already took).
+pub fn config_brains(
+    config: &CheckedConfig,
+    scripts: std::collections::HashMap<String, crate::agent::brain::Script>,
+) -> Arc<dyn BrainProvider> {
+    let backends: std::collections::HashMap<String, BrainBackend> =
+        config.brains().map(|b| (b.id().as_str().to_string(), b.backend().clone())).collect();
+    Arc::new(move |identity: &AgentIdentity| -> Result<Arc<dyn Brain>, AgentError> {
+        let no_brain = || AgentError::NoBrain { brain: identity.brain.clone() };
+        match backends.get(&identity.brain).ok_or_else(no_brain)? {
+            BrainBackend::Scripted { script } => {
+                let script = scripts.get(script).ok_or_else(no_brain)?;
+                Ok(Arc::new(crate::agent::brain::ScriptedBrain::new(script.skip(identity.turns_taken))))
+            }
+            BrainBackend::Openai { base_url, model, api_key_env } => {
+                let config = crate::agent::brain::OpenAiConfig::new(base_url.clone(), model.clone())
+                    .with_api_key_from_env(api_key_env)
+                    .map_err(|source| AgentError::Brain { turn: 0, source })?;
+                let brain = crate::agent::brain::OpenAiBrain::new(config)
+                    .map_err(|source| AgentError::Brain { turn: 0, source })?;
+                Ok(Arc::new(brain))
+            }
+            _ => Err(no_brain()),
+        }
+    })
+}

@@ -1,0 +1,126 @@
+//! Module calls, and the memories object: an agent's own, or its forker's linked by handle.
+//!
+//! | scope | a fork's memories |
+//! |---|---|
+//! | isolated | an independent copy (its own object); the two diverge |
+//! | shared | the forker's object, read/write |
+//! | inherited | the forker's object, read/write; a write notifies the other holder |
+//! | read-only | the forker's object; the copy may not write it |
+
+use super::calls::Dispatch;
+use super::error::{AgentError, Refusal};
+use super::persist::{self, MEMORIES_OBJECT};
+use super::program::Agent;
+use super::state::MemoryLink;
+use crate::actors::Oid;
+use crate::actors::kernel::mailbox::MessageKind;
+use crate::actors::runtime::calls::SendRequest;
+use crate::agent::config::MemoryScope;
+use crate::agent::modules::{Memories, ModuleKind, ModuleTool};
+use serde_json::Value;
+
+/// The mailbox channel memory-change notices travel on.
+pub const MEMORIES_CHANNEL: &str = "agent.memories";
+
+impl Agent {
+    /// The memories scope of the current profile, if it holds memories.
+    pub(crate) fn memory_scope(&self) -> Option<MemoryScope> {
+        self.profile().ok()?.capabilities().memories().map(|m| m.scope())
+    }
+
+    /// Makes sure an agent that holds memories has its object: a fork with a linked scope
+    /// finds its forker's under the inherited name; anyone else creates its own.
+    pub(crate) async fn link_memories(&mut self) -> Result<(), AgentError> {
+        let Some(scope) = self.memory_scope() else {
+            self.state.memory_link = None;
+            return Ok(());
+        };
+        if self.state.memory_link.is_some() {
+            return Ok(());
+        }
+        let linked_fork = self.launch.fork.is_some() && scope != MemoryScope::Isolated;
+        if linked_fork && let Some((oid, payload)) = persist::get(&self.ctx, MEMORIES_OBJECT).await? {
+            self.state.modules.memories = Some(persist::from_payload("memories", payload)?);
+            self.state.memory_link = Some(MemoryLink {
+                oid: oid.to_string(),
+                owned: false,
+                writable: scope != MemoryScope::ReadOnly,
+                notify: scope == MemoryScope::Inherited,
+            });
+            return Ok(());
+        }
+        let contents = self.state.modules.memories.get_or_insert_with(Memories::default).clone();
+        let oid = persist::put(&self.ctx, MEMORIES_OBJECT, persist::to_payload(&contents)?).await?;
+        self.state.memory_link = Some(MemoryLink {
+            oid: oid.to_string(),
+            owned: true,
+            writable: true,
+            notify: scope == MemoryScope::Inherited,
+        });
+        Ok(())
+    }
+
+    fn memories_oid(&self) -> Option<Oid> {
+        self.state.memory_link.as_ref().and_then(|l| l.oid.parse().ok())
+    }
+
+    /// Runs a module call. Memories are read from their object first and written back at once
+    /// (another holder may share them); the other modules are written at the turn boundary.
+    pub(crate) async fn module_call(&mut self, tool: ModuleTool, arguments: &Value) -> Result<Value, Dispatch> {
+        let memories = tool.capability() == crate::agent::config::Capability::Memories;
+        let oid = if memories { self.memories_oid() } else { None };
+        if let Some(oid) = oid {
+            let payload = persist::get_oid(&self.ctx, oid).await?;
+            self.state.modules.memories = Some(persist::from_payload("memories", payload)?);
+        }
+        let mut modules = self.state.modules.clone();
+        let output = tool.run(arguments, &mut modules).map_err(Refusal::from)?;
+        if output.changed == Some(ModuleKind::Memories) {
+            let link = self.state.memory_link.clone();
+            if link.as_ref().is_some_and(|l| !l.writable) {
+                return Err(Refusal::new(
+                    "read_only_memories",
+                    format!(
+                        "{} would change your memories, which your profile links read-only to your forker's",
+                        tool.name()
+                    ),
+                )
+                .into());
+            }
+            if let (Some(oid), Some(contents)) = (oid, modules.memories.as_ref()) {
+                persist::put_oid(&self.ctx, oid, persist::to_payload(contents)?).await?;
+            }
+            if link.is_some_and(|l| l.notify) {
+                self.notify_memory_holders(tool.name()).await;
+            }
+        }
+        self.state.modules = modules;
+        Ok(output.result)
+    }
+
+    /// Tells the other holders of inherited memories that they changed. A holder that can no
+    /// longer be reached (ended) is passed over.
+    async fn notify_memory_holders(&self, call: &str) {
+        let mut holders: Vec<String> = Vec::new();
+        let forked_from_linked = self.launch.fork.is_some() && self.state.memory_link.as_ref().is_some_and(|l| !l.owned);
+        if forked_from_linked && let Some(parent) = &self.launch.parent_pid {
+            holders.push(parent.clone());
+        }
+        holders.extend(
+            self.state.subagents.iter().filter(|(_, s)| s.linked_memories && !s.collected).map(|(id, _)| id.clone()),
+        );
+        for holder in holders {
+            let Ok(to) = holder.parse() else { continue };
+            let request = SendRequest {
+                to,
+                body: format!("agent {} changed your shared memories ({call})", self.state.agent_id),
+                payload: None,
+                channel: Some(MEMORIES_CHANNEL.to_string()),
+                correlation_id: None,
+                reply_to: None,
+                kind: MessageKind::Normal,
+            };
+            let _ = self.ctx.send_message(request).await;
+        }
+    }
+}

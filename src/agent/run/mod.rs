@@ -1,0 +1,46 @@
+//! Agents on kernel processes: the turn loop and everything it applies.
+//!
+//! Every agent process runs the one agent image ([`AGENT_IMAGE`]); its goal is an
+//! [`AgentLaunch`] naming the profile or machine it starts as. An [`AgentHost`] holds what
+//! agent processes share (the checked configuration, a [`BrainProvider`], the window chunk
+//! store, telemetry) and makes the image. See `docs/agents.md`.
+//!
+//! - `program.rs`: the turn loop; `start.rs`: fresh, fork and restart starts.
+//! - `calls.rs`: executing a turn's calls; `tools.rs`: the agent calls' schemas and offers.
+//! - `turn.rs`: turn finality (declarations applied at the turn's end).
+//! - `succession.rs`: exec and transition_state; `fork.rs`: fork and its handoff;
+//!   `finish.rs`: ending a session.
+//! - `memories.rs`: module calls and the memories object by scope; `inbox.rs`: messages.
+//! - `persist.rs`, `checkpoint.rs`: modules as kernel objects and the turn checkpoint.
+//! - `compact.rs`: compaction before a turn; `prompt.rs`: the system prompt slot.
+//! - `state.rs`: the durable agent state; `launch.rs`: the goal document.
+
+mod calls;
+mod checkpoint;
+mod compact;
+mod error;
+mod finish;
+mod fork;
+mod host;
+mod inbox;
+mod launch;
+mod memories;
+pub mod persist;
+mod program;
+mod prompt;
+mod start;
+mod state;
+mod succession;
+mod tools;
+mod turn;
+
+pub use error::{AgentError, Refusal};
+pub use host::{AGENT_IMAGE, AgentHost, AgentIdentity, BrainProvider, config_brains};
+pub use launch::{AgentLaunch, ForkOrigin};
+pub use memories::MEMORIES_CHANNEL;
+pub use program::AgentProgram;
+pub use prompt::render as render_system_prompt;
+pub use start::FORK_CHANNEL;
+pub use state::{AgentState, ForkStart, IncarnationCost, MachineAt, MemoryLink, Subagent, add_usage};
+pub use tools::{AgentTool, all_tool_names, offered_tools};
+pub use turn::{Declarations, DeclaredFork, Resolved, Succession};

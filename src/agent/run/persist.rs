@@ -1,0 +1,81 @@
+//! Modules as kernel objects, and the turn-boundary checkpoint.
+//!
+//! Each module an agent holds is a durable object the process owns, bound in its namespace
+//! under a fixed name (`agent.history`, `agent.tasks`, …), so `inspect`, forks (by handle) and
+//! merges see them as they see any object. The history object holds the window's snapshot
+//! record (chunk ids and tail); the chunks themselves live in the host's chunk store, shared by
+//! every window that holds them. At a turn boundary the loop writes the modules that changed,
+//! then commits the program checkpoint: the checkpoint is the turn's atomic record, and a
+//! restarted agent continues from it.
+
+use super::error::AgentError;
+use crate::actors::Oid;
+use crate::actors::runtime::calls::{Call, CallOk, CreateObject, ObjectTarget};
+use crate::actors::runtime::context::ProcessContext;
+use serde_json::Value;
+
+/// The history object's name: the window's snapshot record.
+pub const HISTORY_OBJECT: &str = "agent.history";
+/// The task list's object.
+pub const TASKS_OBJECT: &str = "agent.tasks";
+/// The notebook's object.
+pub const NOTEBOOK_OBJECT: &str = "agent.notebook";
+/// The memories object (shared by handle when a fork's scope links it).
+pub const MEMORIES_OBJECT: &str = "agent.memories";
+/// The program library's object.
+pub const LIBRARY_OBJECT: &str = "agent.library";
+/// Usage per incarnation and profile (what `agentvisor inspect` shows and rolls up).
+pub const COST_OBJECT: &str = "agent.cost";
+/// The agent's identity: current agent id, profile, machine state.
+pub const IDENTITY_OBJECT: &str = "agent.identity";
+
+/// Writes `payload` to the object named `name`, creating it (durable, owned by the process)
+/// the first time. Returns its oid.
+pub async fn put(ctx: &ProcessContext, name: &str, payload: Value) -> Result<Oid, AgentError> {
+    match ctx.write_object(ObjectTarget::Name(name.to_string()), payload.clone()).await {
+        Ok(written) => Ok(written.oid),
+        Err(e) if e.code == "unknown_name" => {
+            create(ctx, name, payload).await
+        }
+        Err(e) => Err(AgentError::Kernel { call: "write_object", error: e }),
+    }
+}
+
+/// Creates the durable object `name` with `payload`.
+pub async fn create(ctx: &ProcessContext, name: &str, payload: Value) -> Result<Oid, AgentError> {
+    let request = CreateObject { name: Some(name.to_string()), payload, durable: true, ..Default::default() };
+    let created = ctx.create_object(request).await.map_err(AgentError::kernel("create_object"))?;
+    Ok(created.oid)
+}
+
+/// Reads the object named `name`: `None` if the process has no such name.
+pub async fn get(ctx: &ProcessContext, name: &str) -> Result<Option<(Oid, Value)>, AgentError> {
+    match ctx.call(Call::ReadObject { target: ObjectTarget::Name(name.to_string()) }).await {
+        Ok(CallOk::Object(view)) => Ok(Some((view.oid, view.payload.unwrap_or(Value::Null)))),
+        Ok(_) => Err(AgentError::Corrupt { message: format!("read_object of {name} answered something else") }),
+        Err(e) if e.code == "unknown_name" => Ok(None),
+        Err(e) => Err(AgentError::Kernel { call: "read_object", error: e }),
+    }
+}
+
+/// Reads an object by oid.
+pub async fn get_oid(ctx: &ProcessContext, oid: Oid) -> Result<Value, AgentError> {
+    let view = ctx.read_object(oid).await.map_err(AgentError::kernel("read_object"))?;
+    Ok(view.payload.unwrap_or(Value::Null))
+}
+
+/// Writes an object by oid.
+pub async fn put_oid(ctx: &ProcessContext, oid: Oid, payload: Value) -> Result<(), AgentError> {
+    ctx.write_object(ObjectTarget::Oid(oid), payload).await.map_err(AgentError::kernel("write_object"))?;
+    Ok(())
+}
+
+/// Encodes a value as an object payload.
+pub fn to_payload<T: serde::Serialize>(value: &T) -> Result<Value, AgentError> {
+    serde_json::to_value(value).map_err(|e| AgentError::Corrupt { message: format!("cannot encode a module: {e}") })
+}
+
+/// Decodes an object payload.
+pub fn from_payload<T: serde::de::DeserializeOwned>(what: &str, value: Value) -> Result<T, AgentError> {
+    serde_json::from_value(value).map_err(|e| AgentError::Corrupt { message: format!("unreadable {what}: {e}") })
+}

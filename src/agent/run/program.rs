@@ -1,0 +1,173 @@
+//! The turn loop: the kernel program every agent process runs.
+//!
+//! Each turn: pick up messages that arrived, compact if the next request would pass the
+//! profile's trigger, render the system prompt into its slot, run the brain in its own task,
+//! record the assistant message, execute each call recording its result, then apply what the
+//! turn declared (forks, a succession, an ending) and checkpoint.
+
+use super::error::AgentError;
+use super::host::{AgentHost, AgentIdentity};
+use super::launch::AgentLaunch;
+use super::state::{AgentState, MachineAt};
+use super::tools::offered_tools;
+use super::turn::Declarations;
+use crate::actors::kernel::mailbox::Notice;
+use crate::actors::runtime::context::ProcessContext;
+use crate::actors::runtime::program::{BoxFuture, Program, ProgramResult, ProgramStart};
+use crate::agent::brain::{Brain, Message, ToolSpec, TurnRequest};
+use crate::agent::config::Profile;
+use crate::agent::limits::AGENT_TURNS_MAX;
+use crate::agent::telemetry::AgentEvent;
+use crate::agent::window::Window;
+use std::sync::Arc;
+
+/// The program an agent process runs.
+pub struct AgentProgram {
+    host: Arc<AgentHost>,
+}
+
+impl AgentProgram {
+    /// A program for one execution of an agent process.
+    pub fn new(host: Arc<AgentHost>, _start: &ProgramStart) -> AgentProgram {
+        AgentProgram { host }
+    }
+}
+
+impl Program for AgentProgram {
+    fn run(self: Box<Self>, ctx: ProcessContext) -> BoxFuture<ProgramResult> {
+        Box::pin(async move {
+            let agent = Agent::start(self.host, ctx).await?;
+            agent.run().await?;
+            Ok(())
+        })
+    }
+}
+
+/// One agent process's live state.
+pub(crate) struct Agent {
+    pub(crate) host: Arc<AgentHost>,
+    pub(crate) ctx: ProcessContext,
+    pub(crate) launch: AgentLaunch,
+    pub(crate) state: AgentState,
+    pub(crate) window: Window<Message>,
+    pub(crate) brain: Arc<dyn Brain>,
+    /// Interrupt notices delivered with earlier answers, shown before the next call's result.
+    pub(crate) interrupts: Vec<Notice>,
+    /// Turns the current incarnation has taken.
+    pub(crate) incarnation_turns: u64,
+    /// The module objects as this execution last wrote them (unchanged ones are not rewritten).
+    pub(crate) written: std::collections::HashMap<&'static str, serde_json::Value>,
+}
+
+impl Agent {
+    /// The profile the current incarnation runs.
+    pub(crate) fn profile(&self) -> Result<&Profile, AgentError> {
+        self.host.config.profile(&self.state.profile).ok_or_else(|| AgentError::BadLaunch {
+            message: format!("the profile {:?} is not in the configuration", self.state.profile),
+        })
+    }
+
+    /// Emits `event` on the current incarnation's stream.
+    pub(crate) fn emit(&self, event: AgentEvent) {
+        self.host.telemetry.emit(&self.ctx.pid().to_string(), &self.state.agent_id, event);
+    }
+
+    /// The brain for the current incarnation (or for `brain`, a summarizer).
+    pub(crate) fn make_brain(&self, brain: &str) -> Result<Arc<dyn Brain>, AgentError> {
+        self.host.brains.brain(&AgentIdentity {
+            pid: self.ctx.pid(),
+            agent_id: self.state.agent_id.clone(),
+            profile: self.state.profile.clone(),
+            brain: brain.to_string(),
+            incarnation: u32::try_from(self.state.costs.len()).unwrap_or(u32::MAX),
+            launch: self.launch.clone(),
+            turns_taken: self.incarnation_turns,
+        })
+    }
+
+    /// The tools offered now, and the system prompt rendered for them.
+    fn request_parts(&self) -> Result<(String, Vec<ToolSpec>), AgentError> {
+        let profile = self.profile()?;
+        let tools = offered_tools(profile, self.state.machine.is_some());
+        let system = super::prompt::render(&self.host.config, profile, self.state.machine.as_ref(), &tools);
+        Ok((system, tools))
+    }
+
+    async fn run(mut self) -> Result<(), AgentError> {
+        loop {
+            if self.window.turn() >= AGENT_TURNS_MAX {
+                return Err(AgentError::TooManyTurns { turns: self.window.turn(), max: AGENT_TURNS_MAX });
+            }
+            self.take_inbox().await?;
+            let (system, tools) = self.request_parts()?;
+            let compacted = self.compact_if_needed(&system, &tools).await?;
+            let turn_no = self.window.next_turn();
+            let turn = self.think(system, tools, turn_no).await?;
+            self.incarnation_turns += 1;
+            self.charge(&turn.usage).await?;
+            if let Some(cost) = self.state.costs.last_mut() {
+                cost.turns += 1;
+            }
+            let calls = turn.message.tool_calls.clone();
+            let text = turn.message.text.clone();
+            self.window.push(Message::Assistant(turn.message))?;
+            let mut declared = Declarations::default();
+            for call in &calls {
+                let result = self.execute(call, &mut declared, turn_no).await;
+                self.window.push(Message::tool_result(call.id.clone(), result))?;
+            }
+            if calls.is_empty() {
+                // A turn with no call ends the session with its text as the result.
+                let _ = declared.declare_ending(text.map(serde_json::Value::String));
+            }
+            self.emit(AgentEvent::TurnCompleted {
+                turn: turn_no,
+                usage: turn.usage,
+                tool_calls: calls.iter().map(|c| c.name.clone()).collect(),
+                compacted,
+            });
+            let resolved = declared.resolve();
+            self.prepare_forks(&resolved.forks, turn_no)?;
+            if let Some(succession) = &resolved.succession {
+                self.succeed(succession, turn_no).await?;
+            }
+            self.checkpoint().await?;
+            self.deliver_handoffs().await?;
+            if let Some(result) = resolved.ending {
+                return self.finish(result, &resolved.forks).await;
+            }
+        }
+    }
+
+    /// Runs the brain in its own task on an O(1) copy of the window.
+    async fn think(
+        &self,
+        system: String,
+        tools: Vec<ToolSpec>,
+        turn_no: u64,
+    ) -> Result<crate::agent::brain::Turn, AgentError> {
+        let brain = Arc::clone(&self.brain);
+        let window = self.window.fork();
+        let task = tokio::spawn(async move { brain.turn(TurnRequest::new(&system, &window, &tools)).await });
+        match task.await {
+            Ok(result) => result.map_err(|source| AgentError::Brain { turn: turn_no, source }),
+            Err(join) => Err(AgentError::BrainTask { turn: turn_no, message: join.to_string() }),
+        }
+    }
+
+    /// Charges a turn's (or a summary's) usage to the kernel budget and to the incarnation.
+    pub(crate) async fn charge(&mut self, usage: &crate::agent::brain::Usage) -> Result<(), AgentError> {
+        self.state.charge(usage);
+        let kernel = crate::actors::kernel::budget::Usage {
+            tokens: usage.total_tokens(),
+            cost_micros: usage.cost_micros.unwrap_or(0),
+            ..Default::default()
+        };
+        self.ctx.charge(kernel).await.map_err(AgentError::kernel("charge"))
+    }
+
+    /// Where the current incarnation stands in a machine, if it does.
+    pub(crate) fn machine(&self) -> Option<&MachineAt> {
+        self.state.machine.as_ref()
+    }
+}

@@ -1,0 +1,75 @@
+//! Rendering a profile's system prompt into its slot, once per incarnation.
+
+use super::state::MachineAt;
+use crate::agent::brain::ToolSpec;
+use crate::agent::config::{Capability, CheckedConfig, Profile, PromptVar};
+
+/// The system prompt for an agent running `profile` (standing in `machine` if it does),
+/// offered `tools`. It describes this incarnation only; it never enters the window.
+pub fn render(config: &CheckedConfig, profile: &Profile, machine: Option<&MachineAt>, tools: &[ToolSpec]) -> String {
+    profile.system_prompt().render(|var| match var {
+        PromptVar::Profile => profile.id().as_str().to_string(),
+        PromptVar::Description => profile.description().unwrap_or_default().to_string(),
+        PromptVar::Capabilities => capabilities(profile, machine),
+        PromptVar::Roster => roster(config, profile, machine.is_some()),
+        PromptVar::Tools => {
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            format!("Your tools: {}.", names.join(", "))
+        }
+        PromptVar::Endings => "Your session ends when you call finish, or when you answer with no tool \
+                               call (your text is then your result)."
+            .to_string(),
+    })
+}
+
+fn capabilities(profile: &Profile, machine: Option<&MachineAt>) -> String {
+    let mut lines = Vec::new();
+    for capability in profile.capabilities().iter() {
+        let line = match capability {
+            Capability::History => "Your conversation is kept whole across turns, execs and forks.".to_string(),
+            Capability::Tasks => "You keep a task list.".to_string(),
+            Capability::Notebook => "You keep a notebook of named pages.".to_string(),
+            Capability::Memories => match profile.capabilities().memories() {
+                Some(m) => format!("You keep memories ({} scope).", m.scope().as_str()),
+                None => continue,
+            },
+            Capability::ProgramLibrary => "You keep a library of saved programs, fetched by id.".to_string(),
+            Capability::Subagents => "You can start subagents, wait for them and message them.".to_string(),
+            Capability::Exec if machine.is_none() => {
+                "You can become another agent on your roster with exec.".to_string()
+            }
+            Capability::Exec => continue,
+            Capability::Fork => "You can fork a copy of yourself that works in parallel.".to_string(),
+            Capability::TransitionState => match machine {
+                Some(at) => format!(
+                    "You are the state {} of the machine {}; move it on with transition_state.",
+                    at.state, at.machine
+                ),
+                None => continue,
+            },
+        };
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
+fn roster(config: &CheckedConfig, profile: &Profile, in_machine: bool) -> String {
+    if profile.roster().is_empty() || in_machine && !profile.capabilities().contains(Capability::Subagents) {
+        return "Your roster is empty.".to_string();
+    }
+    let entries: Vec<String> = profile
+        .roster()
+        .iter()
+        .map(|target| {
+            let description = config
+                .profile(target.as_str())
+                .and_then(Profile::description)
+                .or_else(|| config.machine(target.as_str()).and_then(|m| m.description()));
+            match description {
+                Some(d) => format!("{} ({d})", target.as_str()),
+                None => target.as_str().to_string(),
+            }
+        })
+        .collect();
+    format!("Your roster: {}.", entries.join("; "))
+}

@@ -1,0 +1,104 @@
+//! Applying a succession at the end of a turn: `exec` (become another profile, or enter a
+//! machine at its entry state) and `transition_state` (move the machine on). Both are the
+//! same operation over the modules: present in both profiles → transferred and re-resolved;
+//! held but off in the successor → dropped, contents deleted; new to the successor → fresh.
+//! The successor is a new incarnation (fresh agent id, parented to the one before) in the
+//! same process: same pid, depth and slot, one return value.
+
+use super::error::AgentError;
+use super::program::Agent;
+use super::start::{new_agent_id, resolve_target};
+use super::state::{IncarnationCost, MachineAt};
+use super::turn::Succession;
+use crate::agent::brain::Message;
+use crate::agent::modules::opening_note;
+use crate::agent::telemetry::{AgentEvent, ModuleMoveRecord, SpawnVia, TransitionKind};
+
+impl Agent {
+    /// Makes the declared succession.
+    pub(crate) async fn succeed(&mut self, succession: &Succession, turn: u64) -> Result<(), AgentError> {
+        let (profile, machine, kind, prompt, from_state) = match succession {
+            Succession::Exec { target, prompt } => {
+                let (profile, machine) = resolve_target(&self.host, target)?;
+                (profile, machine, TransitionKind::Exec, prompt.clone(), None)
+            }
+            Succession::Transition { state, prompt } => {
+                let at = self.machine().cloned().ok_or_else(|| AgentError::BadLaunch {
+                    message: "transition_state outside a machine".into(),
+                })?;
+                let machine = self.host.config.machine(&at.machine).ok_or_else(|| AgentError::BadLaunch {
+                    message: format!("no machine {:?}", at.machine),
+                })?;
+                let next = machine.state(state).ok_or_else(|| AgentError::BadLaunch {
+                    message: format!("no state {state:?} in {}", at.machine),
+                })?;
+                let profile = next.profile().as_str().to_string();
+                let to = MachineAt { machine: at.machine.clone(), state: state.clone() };
+                (profile, Some(to), TransitionKind::Fsm, prompt.clone(), Some(at.state))
+            }
+        };
+        let successor = self
+            .host
+            .config
+            .profile(&profile)
+            .ok_or_else(|| AgentError::BadLaunch { message: format!("no profile {profile:?}") })?;
+        let moves = self.state.modules.apply_transfer(successor.capabilities());
+        let predecessor = std::mem::replace(&mut self.state.profile, profile.clone());
+        let entered = match (&kind, &machine) {
+            (TransitionKind::Exec, Some(at)) => Some((at.machine.as_str(), at.state.as_str())),
+            _ => None,
+        };
+        let note = opening_note(&moves, &profile, &predecessor, entered, prompt.as_deref());
+        let entered_machine = entered.is_some();
+        let opening = Message::note(note);
+        self.window.push(opening.clone())?;
+        let agent_id = new_agent_id();
+        self.emit(AgentEvent::AgentTransition {
+            kind,
+            to_agent_id: agent_id.clone(),
+            to_profile: profile.clone(),
+            modules: moves
+                .iter()
+                .map(|m| ModuleMoveRecord { module: m.module.as_str().into(), action: m.action.as_str().into() })
+                .collect(),
+            turn,
+        });
+        let previous = std::mem::replace(&mut self.state.agent_id, agent_id.clone());
+        self.state.parent_agent_id = Some(previous);
+        self.state.machine = machine.clone();
+        self.state.costs.push(IncarnationCost { agent_id, profile: profile.clone(), ..Default::default() });
+        self.incarnation_turns = 0;
+        // The memories object follows the module table: a dropped module's object is emptied
+        // (at the checkpoint for an own one), a fresh one is created.
+        if self.state.modules.memories.is_none() {
+            if let Some(link) = self.state.memory_link.take()
+                && link.owned
+                && let Ok(oid) = link.oid.parse()
+            {
+                super::persist::put_oid(&self.ctx, oid, serde_json::Value::Null).await?;
+            }
+        } else {
+            self.link_memories().await?;
+        }
+        let brain = self.profile()?.brain().as_str().to_string();
+        self.brain = self.make_brain(&brain)?;
+        let via = match kind {
+            TransitionKind::Fsm => SpawnVia::Fsm,
+            _ => SpawnVia::Exec,
+        };
+        self.emit(AgentEvent::AgentSpawned {
+            profile,
+            parent_agent_id: self.state.parent_agent_id.clone(),
+            via,
+            depth: self.state.depth,
+            machine: machine.as_ref().map(|m| m.machine.clone()),
+            state: machine.as_ref().map(|m| m.state.clone()),
+            inherited_messages: (self.window.len() - 1) as u64,
+            opening: vec![opening],
+        });
+        if let Some(at) = machine.filter(|_| kind == TransitionKind::Fsm || entered_machine) {
+            self.emit(AgentEvent::FsmState { machine: at.machine, state: at.state, from: from_state });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,57 @@
+//! The configuration most agent tests run: a lead that can delegate, exec and fork; a helper
+//! it can become; a review machine whose states run a writer and a checker.
+
+pub const TEAM: &str = r#"
+brains:
+  - {id: s, kind: scripted, script: any}
+profiles:
+  - id: lead
+    description: Leads.
+    brain: s
+    window_tokens: 100000
+    roster: [helper, review, worker]
+    capabilities:
+      tasks: true
+      notebook: true
+      memories: {scope: isolated}
+      program_library: {retention_entries: 16, id_length: 6}
+      subagents: true
+      exec: true
+      fork: true
+  - id: helper
+    description: Helps.
+    brain: s
+    window_tokens: 100000
+    roster: [lead]
+    capabilities:
+      notebook: true
+      program_library: {retention_entries: 4, id_length: 8}
+      exec: true
+  - id: worker
+    brain: s
+    window_tokens: 100000
+    capabilities:
+      tasks: true
+  - id: writer
+    brain: s
+    window_tokens: 100000
+    capabilities:
+      tasks: true
+      subagents: true
+      fork: true
+      transition_state: true
+  - id: checker
+    brain: s
+    window_tokens: 100000
+    capabilities:
+      transition_state: true
+machines:
+  - id: review
+    entry: draft
+    states:
+      - {id: draft, profile: writer}
+      - {id: check, profile: checker}
+    transitions:
+      - {from: draft, to: check}
+      - {from: check, to: draft}
+"#;
