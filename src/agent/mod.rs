@@ -16,6 +16,8 @@
 //!   check that refuses a configuration naming every value it cannot honour, in one pass.
 //! - [`window`]: the conversation window, a persistent structure, so that fork copies it in
 //!   O(1) and a durable fork writes only new chunks.
+//! - [`modules`]: the task list, notebook, memories and program library as serializable
+//!   data, the module tool calls, and the exec module table.
 //! - [`limits`]: the agent layer's named bounds.
 //!
 //! The agent layer uses the kernel ([`crate::actors`]) only through its public API.
@@ -24,4 +26,5 @@ pub mod brain;
 pub mod compaction;
 pub mod config;
 pub mod limits;
+pub mod modules;
 pub mod window;
