@@ -27,4 +27,6 @@ pub mod compaction;
 pub mod config;
 pub mod limits;
 pub mod modules;
+pub mod run;
+pub mod telemetry;
 pub mod window;

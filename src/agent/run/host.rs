@@ -154,7 +154,6 @@ pub fn config_brains(
                     .map_err(|source| AgentError::Brain { turn: 0, source })?;
                 Ok(Arc::new(brain))
             }
-            _ => Err(no_brain()),
         }
     })
 }

@@ -11,7 +11,7 @@
 use super::error::AgentError;
 use crate::actors::Oid;
 use crate::actors::runtime::calls::{Call, CallOk, CreateObject, ObjectTarget};
-use crate::actors::runtime::context::ProcessContext;
+use crate::actors::runtime::ProcessContext;
 use serde_json::Value;
 
 /// The history object's name: the window's snapshot record.

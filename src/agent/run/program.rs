@@ -12,7 +12,7 @@ use super::state::{AgentState, MachineAt};
 use super::tools::offered_tools;
 use super::turn::Declarations;
 use crate::actors::kernel::mailbox::Notice;
-use crate::actors::runtime::context::ProcessContext;
+use crate::actors::runtime::ProcessContext;
 use crate::actors::runtime::program::{BoxFuture, Program, ProgramResult, ProgramStart};
 use crate::agent::brain::{Brain, Message, ToolSpec, TurnRequest};
 use crate::agent::config::Profile;

@@ -7,7 +7,7 @@ use super::launch::AgentLaunch;
 use super::program::Agent;
 use super::state::{AgentState, ForkStart, IncarnationCost, MachineAt};
 use crate::actors::kernel::mailbox::{MailboxQuery, MessageFilter};
-use crate::actors::runtime::context::ProcessContext;
+use crate::actors::runtime::ProcessContext;
 use crate::agent::brain::Message;
 use crate::agent::config::Target;
 use crate::agent::modules::Modules;

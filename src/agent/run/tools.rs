@@ -191,66 +191,66 @@ pub fn offered_tools(profile: &Profile, in_machine: bool) -> Vec<ToolSpec> {
 /// `finish`'s arguments.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FinishArgs {
+pub(crate) struct FinishArgs {
     /// The result.
     #[serde(default)]
-    pub result: Option<Value>,
+    pub(crate) result: Option<Value>,
 }
 
 /// `spawn_subagent`'s and `exec`'s arguments.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AgentArgs {
+pub(crate) struct AgentArgs {
     /// A profile or machine id.
-    pub agent: String,
+    pub(crate) agent: String,
     /// The prompt.
     #[serde(default)]
-    pub prompt: Option<String>,
+    pub(crate) prompt: Option<String>,
 }
 
 /// `wait_for_subagents`'s arguments.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WaitArgs {
+pub(crate) struct WaitArgs {
     /// Subagent ids; all uncollected ones if omitted.
     #[serde(default)]
-    pub ids: Option<Vec<String>>,
+    pub(crate) ids: Option<Vec<String>>,
 }
 
 /// `send_message`'s arguments.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SendArgs {
+pub(crate) struct SendArgs {
     /// `parent` or a subagent id.
-    pub to: String,
+    pub(crate) to: String,
     /// The text.
-    pub text: String,
+    pub(crate) text: String,
     /// Noticed before the recipient's next tool call.
     #[serde(default)]
-    pub interrupt: bool,
+    pub(crate) interrupt: bool,
 }
 
 /// `fork`'s arguments.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ForkArgs {
+pub(crate) struct ForkArgs {
     /// What the copy should do.
-    pub prompt: String,
+    pub(crate) prompt: String,
 }
 
 /// `transition_state`'s arguments.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TransitionArgs {
+pub(crate) struct TransitionArgs {
     /// The state to move to.
-    pub state: String,
+    pub(crate) state: String,
     /// The next state's opening message.
     #[serde(default)]
-    pub prompt: Option<String>,
+    pub(crate) prompt: Option<String>,
 }
 
 /// Reads a call's arguments; a missing object is `{}`. The refusal names the field.
-pub fn parse_args<T: DeserializeOwned>(tool: AgentTool, arguments: &Value) -> Result<T, Refusal> {
+pub(crate) fn parse_args<T: DeserializeOwned>(tool: AgentTool, arguments: &Value) -> Result<T, Refusal> {
     let empty = json!({});
     let arguments = if arguments.is_null() { &empty } else { arguments };
     serde_path_to_error::deserialize(arguments).map_err(|e| {
