@@ -14,6 +14,8 @@
 //!   `summarize` strategies.
 //! - [`config`]: loading brains, profiles and machines from YAML or TOML, and the launch
 //!   check that refuses a configuration naming every value it cannot honour, in one pass.
+//! - [`telemetry`]: typed agent events, one stream per incarnation, kept in memory,
+//!   broadcast, and appended to a JSONL file that `agentvisor events` reads.
 //! - [`window`]: the conversation window, a persistent structure, so that fork copies it in
 //!   O(1) and a durable fork writes only new chunks.
 //! - [`limits`]: the agent layer's named bounds.
@@ -24,4 +26,5 @@ pub mod brain;
 pub mod compaction;
 pub mod config;
 pub mod limits;
+pub mod telemetry;
 pub mod window;
