@@ -207,6 +207,90 @@ fn inspect_shows_object_memory() {
 }
 
 #[test]
+fn events_prints_the_agent_event_file() {
+    use agentvisor::agent::brain::{Message, Usage};
+    use agentvisor::agent::telemetry::{AgentEvent, EVENTS_FILE, SpawnVia, Telemetry};
+
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+    let out = agentvisor(&state, &["events"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), format!("no agent events recorded in {}", state.display()));
+
+    std::fs::create_dir_all(&state).expect("mkdir");
+    let (root, kid) = ("01a2290b-06f7-7147-946c-cde758620d40", "01a2290b-06f7-7147-946c-cde758620d41");
+    let telemetry = Telemetry::with_jsonl(state.join(EVENTS_FILE)).expect("open");
+    telemetry.emit(
+        root,
+        "root-1",
+        AgentEvent::AgentSpawned {
+            profile: "planner".into(),
+            parent_agent_id: None,
+            via: SpawnVia::Root,
+            depth: 0,
+            machine: None,
+            state: None,
+            inherited_messages: 0,
+            opening: vec![Message::user("plan")],
+        },
+    );
+    telemetry.emit(
+        kid,
+        "kid-1",
+        AgentEvent::MessageReceived { from_pid: root.into(), text: "start".into(), kind: "normal".into() },
+    );
+    let usage = Usage { input_tokens: 10, output_tokens: 2, cached_tokens: 0, cost_micros: None };
+    telemetry.emit(
+        root,
+        "root-1",
+        AgentEvent::AgentFinished { outcome: "exited".into(), result: None, usage },
+    );
+    drop(telemetry);
+
+    let out = agentvisor(&state, &["events"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 4, "a header and three records: {table}");
+    for column in ["SEQ", "TIME", "PID", "AGENT", "TYPE", "SUMMARY"] {
+        assert!(lines[0].contains(column), "{table}");
+    }
+    assert!(lines[1].trim_start().starts_with("1 "), "{table}");
+    for part in [root, "root-1", "agent_spawned", "root as planner"] {
+        assert!(lines[1].contains(part), "{part} in {table}");
+    }
+    assert!(lines[1].contains('T') && lines[1].contains('Z'), "a UTC time: {table}");
+    assert!(lines[2].contains("message_received") && lines[2].contains("normal from"), "{table}");
+    assert!(lines[3].contains("agent_finished") && lines[3].contains("exited"), "{table}");
+
+    let out = agentvisor(&state, &["events", "--json"]);
+    assert!(out.status.success());
+    let raw = std::fs::read_to_string(state.join(EVENTS_FILE)).expect("read");
+    assert_eq!(text(&out.stdout), raw, "the records as written");
+
+    let out = agentvisor(&state, &["events", "--json", kid]);
+    assert!(out.status.success());
+    let records: Vec<serde_json::Value> =
+        text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("json")).collect();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["pid"], kid);
+    assert_eq!(records[0]["type"], "message_received");
+    let out = agentvisor(&state, &["events", root]);
+    assert_eq!(text(&out.stdout).lines().count(), 3, "{}", text(&out.stdout));
+
+    let out = agentvisor(&state, &["events", "not-a-pid"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("agentvisor: invalid pid \"not-a-pid\""), "{stderr}");
+
+    std::fs::write(state.join(EVENTS_FILE), format!("{raw}not json\n")).expect("write");
+    let out = agentvisor(&state, &["events"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("line 4"), "{}", text(&out.stderr));
+}
+
+#[test]
 fn bad_input_is_one_line_and_a_nonzero_exit() {
     let work = tempfile::tempdir().expect("tempdir");
     let state = work.path().join("state");

@@ -14,10 +14,14 @@
 //!   `summarize` strategies.
 //! - [`config`]: loading brains, profiles and machines from YAML or TOML, and the launch
 //!   check that refuses a configuration naming every value it cannot honour, in one pass.
+//! - [`telemetry`]: typed agent events, one stream per incarnation, kept in memory,
+//!   broadcast, and appended to a JSONL file that `agentvisor events` reads.
 //! - [`window`]: the conversation window, a persistent structure, so that fork copies it in
 //!   O(1) and a durable fork writes only new chunks.
 //! - [`modules`]: the task list, notebook, memories and program library as serializable
 //!   data, the module tool calls, and the exec module table.
+//! - [`run`]: agents on processes: the turn loop, exec, fork, state machines, turn finality,
+//!   modules as kernel objects, checkpoints and cost (`docs/agents.md`).
 //! - [`limits`]: the agent layer's named bounds.
 //!
 //! The agent layer uses the kernel ([`crate::actors`]) only through its public API.

@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch. Each command lives in its own file.
 
 mod demo;
+mod events;
 mod inspect;
 mod memory;
 mod output;
@@ -35,6 +36,8 @@ pub(crate) enum Command {
     Inspect(inspect::InspectArgs),
     /// Runs a scenario file.
     Script(script::ScriptArgs),
+    /// Prints the agent events recorded in the state directory.
+    Events(events::EventsArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -53,6 +56,7 @@ pub(crate) fn main() -> ExitCode {
             Command::Tree(args) => tree::run(&cli.state, args).await,
             Command::Inspect(args) => inspect::run(&cli.state, args).await,
             Command::Script(args) => script::run(&cli.state, args).await,
+            Command::Events(args) => events::run(&cli.state, args).await,
         }
     });
     match result {

@@ -67,6 +67,7 @@ mod id;
 mod iter;
 pub mod limits;
 mod snapshot;
+mod sqlite_store;
 mod store;
 #[expect(clippy::module_inception, reason = "the type is the module's subject")]
 mod window;
@@ -77,5 +78,6 @@ pub use id::ChunkId;
 pub use iter::Iter;
 pub use limits::{CHUNK_ITEMS_MAX, WINDOW_ITEMS_MAX};
 pub use snapshot::{SNAPSHOT_FORMAT_VERSION, WindowSnapshot};
+pub use sqlite_store::{CHUNK_STORE_SCHEMA_VERSION, SqliteChunkStore};
 pub use store::{ChunkStore, ChunkStoreError, MemoryChunkStore};
 pub use window::Window;

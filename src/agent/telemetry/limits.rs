@@ -1,0 +1,17 @@
+//! The telemetry's bounds, each with why.
+
+/// Records [`Telemetry::records`](super::Telemetry::records) keeps in memory; older ones are
+/// dropped, newest kept. The copy is for tests and `inspect`; the JSONL file has everything.
+/// A record is a few hundred bytes unless it re-states an opening, so this is tens of MB at
+/// most in a long run.
+pub const RECORDS_MAX: usize = 100_000;
+
+/// Records a subscriber may fall behind by before it misses some (it then receives
+/// `RecvError::Lagged` with the count). Emitting never waits for a subscriber, so a slow
+/// observer cannot stall an agent; 4096 covers a burst of a whole tree's turns.
+pub const BROADCAST_CAPACITY: usize = 4096;
+
+/// Longest line [`read_jsonl`](super::read_jsonl) accepts, in bytes. An opening re-states a
+/// goal and a rendered prompt, both bounded far below this; a longer line is not one this
+/// build wrote, and the bound keeps a wrong file from being read whole into one string.
+pub const EVENT_LINE_BYTES_MAX: usize = 16 * 1024 * 1024;

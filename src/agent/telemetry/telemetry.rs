@@ -1,0 +1,125 @@
+//! `Telemetry`: where agent events are emitted, kept, broadcast and written.
+
+use super::error::TelemetryError;
+use super::event::{AgentEvent, EventRecord};
+use super::limits::{BROADCAST_CAPACITY, RECORDS_MAX};
+use super::sink::JsonlSink;
+use parking_lot::Mutex;
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::sync::broadcast;
+
+/// The agent layer's event stream: a handle cheap to clone and share between agents.
+///
+/// Each [`emit`](Telemetry::emit) numbers the event (`seq`, from 1, one counter per instance
+/// shared by its clones), stamps it, and then, in seq order, keeps it in memory (the newest
+/// [`RECORDS_MAX`]), appends it to the JSONL file if there is one, sends it to subscribers and
+/// logs it as a `tracing` event with target `agentvisor::agent`. Emitting never fails and
+/// never waits on an observer: a failed file write is logged once and counted, a subscriber
+/// that falls behind misses records (`Lagged`).
+#[derive(Clone, Debug)]
+pub struct Telemetry {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// One lock for numbering, the memory copy and the file, so that all three are in seq
+    /// order.
+    state: Mutex<State>,
+    tx: broadcast::Sender<EventRecord>,
+}
+
+#[derive(Debug)]
+struct State {
+    next_seq: u64,
+    records: VecDeque<EventRecord>,
+    sink: Option<JsonlSink>,
+}
+
+impl Default for Telemetry {
+    fn default() -> Telemetry {
+        Telemetry::build(None)
+    }
+}
+
+impl Telemetry {
+    /// Telemetry kept in memory only (and sent to subscribers and `tracing`).
+    pub fn new() -> Telemetry {
+        Telemetry::default()
+    }
+
+    /// Telemetry that also appends every record to the JSONL file at `path`, creating it if
+    /// needed (not its directory). Records already in the file are kept; `seq` restarts at 1
+    /// for this instance.
+    pub fn with_jsonl(path: impl AsRef<Path>) -> Result<Telemetry, TelemetryError> {
+        Ok(Telemetry::build(Some(JsonlSink::open(path.as_ref())?)))
+    }
+
+    fn build(sink: Option<JsonlSink>) -> Telemetry {
+        let (tx, _) = broadcast::channel(BROADCAST_CAPACITY);
+        let state = State { next_seq: 1, records: VecDeque::new(), sink };
+        Telemetry { inner: Arc::new(Inner { state: Mutex::new(state), tx }) }
+    }
+
+    /// Emits `event` on the stream of incarnation `agent_id` of process `pid`, and returns the
+    /// record as written.
+    pub fn emit(&self, pid: &str, agent_id: &str, event: AgentEvent) -> EventRecord {
+        let at_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+            .unwrap_or(0);
+        let record = {
+            let mut state = self.inner.state.lock();
+            let seq = state.next_seq;
+            state.next_seq = seq.saturating_add(1);
+            let record =
+                EventRecord { seq, at_ms, pid: pid.to_string(), agent_id: agent_id.to_string(), event };
+            if state.records.len() >= RECORDS_MAX {
+                state.records.pop_front();
+            }
+            state.records.push_back(record.clone());
+            if let Some(sink) = state.sink.as_mut() {
+                sink.append(&record);
+            }
+            // Sent under the lock so subscribers receive records in seq order; `send` never
+            // waits. No subscriber is not an error.
+            let _ = self.inner.tx.send(record.clone());
+            record
+        };
+        debug_assert!(record.seq >= 1, "seq counts from 1");
+        tracing::info!(
+            target: "agentvisor::agent",
+            seq = record.seq,
+            pid = %record.pid,
+            agent_id = %record.agent_id,
+            event = record.event.type_name(),
+            "{}",
+            record.event.summary()
+        );
+        record
+    }
+
+    /// A new subscription; it receives the records emitted from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<EventRecord> {
+        self.inner.tx.subscribe()
+    }
+
+    /// The records emitted so far, oldest first: all of them, or the newest [`RECORDS_MAX`].
+    pub fn records(&self) -> Vec<EventRecord> {
+        self.inner.state.lock().records.iter().cloned().collect()
+    }
+
+    /// The records on incarnation `agent_id`'s stream, oldest first (from those
+    /// [`records`](Self::records) keeps).
+    pub fn stream(&self, agent_id: &str) -> Vec<EventRecord> {
+        self.inner.state.lock().records.iter().filter(|r| r.agent_id == agent_id).cloned().collect()
+    }
+
+    /// Records the JSONL file did not get because a write to it failed (0 without a file).
+    pub fn dropped_writes(&self) -> u64 {
+        self.inner.state.lock().sink.as_ref().map_or(0, JsonlSink::dropped)
+    }
+}

@@ -1,0 +1,159 @@
+//! `SqliteChunkStore`: a durable [`ChunkStore`] in its own SQLite file.
+//!
+//! One table, `window_chunks(id BLOB PRIMARY KEY, bytes BLOB NOT NULL)`, in WAL mode with
+//! `synchronous=FULL`, so a `put` that returned `Ok` survives a crash or a power loss. The
+//! schema version is `PRAGMA user_version`; a file written by a newer build is refused before
+//! anything in it changes.
+//!
+//! Chunks are content-addressed (the id is the hash of the bytes), so a put is
+//! `INSERT OR IGNORE`: an id already stored holds the same bytes. Reads return the bytes as
+//! stored; [`Window::restore`](super::Window::restore) checks them against their id, so a row
+//! damaged on disk is refused there rather than replayed as conversation.
+//!
+//! Fail-stop: after a write fails, the store refuses every later write until it is reopened,
+//! because SQLite's state after a failed commit or fsync is not something to build on.
+
+use super::id::ChunkId;
+use super::store::{ChunkStore, ChunkStoreError};
+use parking_lot::Mutex;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The schema version this build writes and reads (`PRAGMA user_version`).
+pub const CHUNK_STORE_SCHEMA_VERSION: i64 = 1;
+
+/// How long a statement waits for a lock another connection to the same file holds. The
+/// store is one connection behind a mutex, so a wait means another process has the file open;
+/// five seconds turns a transient stall into a wait and a deadlock into an error.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+const SCHEMA_V1: &str = "
+CREATE TABLE IF NOT EXISTS window_chunks (
+    id    BLOB PRIMARY KEY,
+    bytes BLOB NOT NULL
+) WITHOUT ROWID;
+PRAGMA user_version = 1;
+";
+
+/// A [`ChunkStore`] in a SQLite file of its own. `Send + Sync`: one connection behind a mutex.
+#[derive(Debug)]
+pub struct SqliteChunkStore {
+    path: PathBuf,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    conn: Connection,
+    /// Set by the first failed write; every later write is refused with it.
+    failed: Option<String>,
+}
+
+impl SqliteChunkStore {
+    /// Opens the store at `path`, creating the file and its table if needed.
+    ///
+    /// Refuses a file whose schema version is newer than [`CHUNK_STORE_SCHEMA_VERSION`] (or
+    /// negative) without changing it.
+    pub fn open(path: impl AsRef<Path>) -> Result<SqliteChunkStore, ChunkStoreError> {
+        let path = path.as_ref();
+        let fail = |message: String| ChunkStoreError::Backend {
+            message: format!("failed to open the chunk store {}: {message}", path.display()),
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| fail(e.to_string()))?;
+        // The version is checked before the journal mode is set: a newer file is left as it is.
+        let version: i64 =
+            conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| fail(e.to_string()))?;
+        if !(0..=CHUNK_STORE_SCHEMA_VERSION).contains(&version) {
+            return Err(fail(format!(
+                "its schema version {version} is not one this build reads (0 to \
+                 {CHUNK_STORE_SCHEMA_VERSION}); open it with a newer agentvisor"
+            )));
+        }
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(|e| fail(e.to_string()))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(fail(format!("journal_mode is {mode:?}, not WAL")));
+        }
+        // FULL: a put returns only after the WAL is fsynced.
+        conn.pragma_update(None, "synchronous", "FULL").map_err(|e| fail(e.to_string()))?;
+        if version < CHUNK_STORE_SCHEMA_VERSION {
+            conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA_V1}COMMIT;"))
+                .map_err(|e| fail(format!("failed to create the schema: {e}")))?;
+        }
+        Ok(SqliteChunkStore { path: path.to_path_buf(), state: Mutex::new(State { conn, failed: None }) })
+    }
+
+    /// The file this store is kept in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How many chunks are stored.
+    pub fn chunk_count(&self) -> Result<u64, ChunkStoreError> {
+        let state = self.state.lock();
+        let count: i64 = state
+            .conn
+            .query_row("SELECT COUNT(*) FROM window_chunks", [], |r| r.get(0))
+            .map_err(|e| backend("count the chunks", &e))?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+}
+
+fn backend(what: &str, error: &rusqlite::Error) -> ChunkStoreError {
+    ChunkStoreError::Backend { message: format!("failed to {what}: {error}") }
+}
+
+impl ChunkStore for SqliteChunkStore {
+    fn put(&self, id: ChunkId, bytes: Vec<u8>) -> Result<(), ChunkStoreError> {
+        debug_assert_eq!(ChunkId::of(&bytes), id, "a chunk is put under the hash of its bytes");
+        let mut state = self.state.lock();
+        if let Some(message) = &state.failed {
+            return Err(ChunkStoreError::Backend {
+                message: format!(
+                    "the chunk store refuses writes after an earlier failure ({message}); reopen it"
+                ),
+            });
+        }
+        let result = state
+            .conn
+            .prepare_cached("INSERT OR IGNORE INTO window_chunks (id, bytes) VALUES (?1, ?2)")
+            .and_then(|mut statement| statement.execute(params![id.as_bytes().as_slice(), bytes]));
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let error = backend(&format!("put chunk {id}"), &e);
+                state.failed = Some(error.to_string());
+                Err(error)
+            }
+        }
+    }
+
+    fn get(&self, id: &ChunkId) -> Result<Option<Vec<u8>>, ChunkStoreError> {
+        let state = self.state.lock();
+        state
+            .conn
+            .prepare_cached("SELECT bytes FROM window_chunks WHERE id = ?1")
+            .and_then(|mut statement| {
+                statement.query_row([id.as_bytes().as_slice()], |r| r.get::<_, Vec<u8>>(0)).optional()
+            })
+            .map_err(|e| backend(&format!("get chunk {id}"), &e))
+    }
+
+    fn contains(&self, id: &ChunkId) -> Result<bool, ChunkStoreError> {
+        let state = self.state.lock();
+        state
+            .conn
+            .prepare_cached("SELECT 1 FROM window_chunks WHERE id = ?1")
+            .and_then(|mut statement| statement.exists([id.as_bytes().as_slice()]))
+            .map_err(|e| backend(&format!("look up chunk {id}"), &e))
+    }
+}

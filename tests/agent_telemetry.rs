@@ -1,0 +1,327 @@
+//! Agent telemetry through its public surface: emit and what it feeds (records, per-agent
+//! streams, subscribers), the JSONL file and reading it back, the serde shape of every event,
+//! and the typed errors.
+
+use agentvisor::agent::brain::{Message, Usage};
+use agentvisor::agent::telemetry::{
+    AgentEvent, EVENTS_FILE, EventFileReader, EventRecord, ModuleMoveRecord, SpawnVia, Telemetry,
+    TelemetryError, TransitionKind, read_jsonl,
+};
+use serde_json::{Value, json};
+use std::io::Write;
+
+const PID: &str = "01a2290b-06f7-7147-946c-cde758620d40";
+const OTHER_PID: &str = "01a2290b-06f7-7147-946c-cde758620d41";
+
+fn usage(input_tokens: u64, output_tokens: u64) -> Usage {
+    Usage { input_tokens, output_tokens, cached_tokens: 0, cost_micros: None }
+}
+
+/// One of every event, in the order an agent's life might produce them.
+fn every_event() -> Vec<AgentEvent> {
+    vec![
+        AgentEvent::AgentSpawned {
+            profile: "planner".into(),
+            parent_agent_id: None,
+            via: SpawnVia::Root,
+            depth: 0,
+            machine: Some("review".into()),
+            state: Some("draft".into()),
+            inherited_messages: 0,
+            opening: vec![Message::user("plan the release")],
+        },
+        AgentEvent::FsmState { machine: "review".into(), state: "draft".into(), from: None },
+        AgentEvent::TurnCompleted {
+            turn: 1,
+            usage: usage(120, 30),
+            tool_calls: vec!["create_object".into()],
+            compacted: false,
+        },
+        AgentEvent::Compacted { turn: 2, tokens_before: 9000, tokens_after: 2000, cut: 40 },
+        AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: "status?".into() },
+        AgentEvent::MessageReceived {
+            from_pid: OTHER_PID.into(),
+            text: "done".into(),
+            kind: "normal".into(),
+        },
+        AgentEvent::ToolRefused {
+            turn: 2,
+            tool: "exec".into(),
+            code: "not_on_roster".into(),
+            message: "exec may name: coder".into(),
+        },
+        AgentEvent::AgentTransition {
+            kind: TransitionKind::Fsm,
+            to_agent_id: "agent-2".into(),
+            to_profile: "reviewer".into(),
+            modules: vec![ModuleMoveRecord { module: "tasks".into(), action: "kept".into() }],
+            turn: 2,
+        },
+        AgentEvent::AgentFinished {
+            outcome: "exited".into(),
+            result: Some(json!({"ok": true})),
+            usage: usage(300, 80),
+        },
+    ]
+}
+
+#[test]
+fn emit_feeds_records_streams_and_subscribers_in_seq_order() {
+    let telemetry = Telemetry::new();
+    let mut subscriber = telemetry.subscribe();
+    let a = telemetry.emit(
+        PID,
+        "agent-1",
+        AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: "a".into() },
+    );
+    let clone = telemetry.clone();
+    let b =
+        clone.emit(OTHER_PID, "agent-9", AgentEvent::MessageSent { to_pid: PID.into(), text: "b".into() });
+    let c = telemetry.emit(
+        PID,
+        "agent-1",
+        AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: "c".into() },
+    );
+
+    assert_eq!((a.seq, b.seq, c.seq), (1, 2, 3), "one counter shared by clones, from 1");
+    assert_eq!((a.pid.as_str(), a.agent_id.as_str()), (PID, "agent-1"));
+    assert!(a.at_ms > 1_600_000_000_000, "unix milliseconds: {}", a.at_ms);
+    assert!(a.at_ms <= c.at_ms);
+    assert_eq!(telemetry.records(), vec![a.clone(), b.clone(), c.clone()]);
+    assert_eq!(clone.records(), telemetry.records(), "clones share one stream");
+    assert_eq!(telemetry.stream("agent-1"), vec![a.clone(), c.clone()]);
+    assert_eq!(telemetry.stream("agent-9"), vec![b.clone()]);
+    assert_eq!(telemetry.stream("nobody"), vec![]);
+    for expected in [a, b, c] {
+        assert_eq!(subscriber.try_recv().expect("a record"), expected);
+    }
+    assert!(subscriber.try_recv().is_err(), "nothing more");
+    assert_eq!(telemetry.dropped_writes(), 0);
+}
+
+#[test]
+fn seq_is_monotone_across_threads() {
+    let telemetry = Telemetry::new();
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let telemetry = telemetry.clone();
+            std::thread::spawn(move || {
+                for i in 0..250 {
+                    telemetry.emit(
+                        PID,
+                        &format!("agent-{t}"),
+                        AgentEvent::Compacted { turn: i, tokens_before: 2, tokens_after: 1, cut: 1 },
+                    );
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().expect("no panic");
+    }
+    let seqs: Vec<u64> = telemetry.records().iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, (1..=1000).collect::<Vec<u64>>(), "records are kept in seq order, none lost");
+    for t in 0..4 {
+        let turns: Vec<u64> = telemetry
+            .stream(&format!("agent-{t}"))
+            .iter()
+            .map(|r| match r.event {
+                AgentEvent::Compacted { turn, .. } => turn,
+                _ => u64::MAX,
+            })
+            .collect();
+        assert_eq!(turns, (0..250).collect::<Vec<u64>>(), "each stream in emit order");
+    }
+}
+
+#[test]
+fn the_jsonl_file_round_trips_and_appends() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(EVENTS_FILE);
+    let telemetry = Telemetry::with_jsonl(&path).expect("open");
+    let emitted: Vec<EventRecord> =
+        every_event().into_iter().map(|event| telemetry.emit(PID, "agent-1", event)).collect();
+    assert_eq!(read_jsonl(&path).expect("read"), emitted);
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert_eq!(text.lines().count(), emitted.len());
+    assert!(text.ends_with('\n'));
+    for (line, record) in text.lines().zip(&emitted) {
+        assert_eq!(serde_json::from_str::<EventRecord>(line).expect("a record a line"), *record);
+    }
+
+    // A second instance appends; its seq restarts.
+    drop(telemetry);
+    let again = Telemetry::with_jsonl(&path).expect("reopen");
+    let more = again.emit(
+        OTHER_PID,
+        "agent-2",
+        AgentEvent::FsmState { machine: "m".into(), state: "b".into(), from: Some("a".into()) },
+    );
+    assert_eq!(more.seq, 1);
+    let all = read_jsonl(&path).expect("read");
+    assert_eq!(all.len(), emitted.len() + 1);
+    assert_eq!(all.last(), Some(&more));
+
+    // An incremental reader sees only what was appended since it last read.
+    let mut reader = EventFileReader::new(&path);
+    assert_eq!(reader.read_new().expect("read").len(), all.len());
+    assert!(reader.read_new().expect("read").is_empty());
+    let last =
+        again.emit(PID, "agent-1", AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: "x".into() });
+    let new = reader.read_new().expect("read");
+    assert_eq!(new.len(), 1);
+    assert_eq!(new[0].record, last);
+    assert_eq!(new[0].line, all.len() as u64 + 1);
+    assert_eq!(new[0].text, serde_json::to_string(&last).expect("json"));
+    assert_eq!(reader.finish().expect("finish"), None);
+}
+
+fn shape(event: AgentEvent) -> Value {
+    let record = Telemetry::new().emit(PID, "agent-1", event);
+    serde_json::to_value(&record).expect("json")
+}
+
+#[test]
+fn every_event_has_its_type_tag_next_to_the_record_fields() {
+    let tags: Vec<String> = every_event()
+        .into_iter()
+        .map(|event| {
+            let name = event.type_name();
+            let value = shape(event);
+            for field in ["seq", "at_ms", "pid", "agent_id", "type"] {
+                assert!(value.get(field).is_some(), "{field} in {value}");
+            }
+            assert_eq!(value["type"], name);
+            value["type"].as_str().expect("a string").to_string()
+        })
+        .collect();
+    assert_eq!(
+        tags,
+        [
+            "agent_spawned",
+            "fsm_state",
+            "turn_completed",
+            "compacted",
+            "message_sent",
+            "message_received",
+            "tool_refused",
+            "agent_transition",
+            "agent_finished",
+        ]
+    );
+}
+
+#[test]
+fn event_fields_are_written_as_documented() {
+    let events = every_event();
+    let spawned = shape(events[0].clone());
+    assert_eq!(spawned["via"], "root");
+    assert_eq!(spawned["parent_agent_id"], Value::Null);
+    assert_eq!(spawned["inherited_messages"], 0);
+    assert_eq!(spawned["opening"], json!([{"role": "user", "text": "plan the release"}]));
+    assert_eq!(spawned["machine"], "review");
+    assert_eq!(spawned["state"], "draft");
+
+    let entry = shape(events[1].clone());
+    assert!(entry.get("from").is_none_or(Value::is_null), "no state left on entry: {entry}");
+    let entry: EventRecord = serde_json::from_value(json!({
+        "seq": 1, "at_ms": 5, "pid": PID, "agent_id": "a", "type": "fsm_state", "machine": "m", "state": "s"
+    }))
+    .expect("from may be absent");
+    assert_eq!(entry.event, AgentEvent::FsmState { machine: "m".into(), state: "s".into(), from: None });
+
+    let turn = shape(events[2].clone());
+    assert_eq!(turn["usage"], json!({"input_tokens": 120, "output_tokens": 30, "cached_tokens": 0}));
+    assert_eq!(turn["tool_calls"], json!(["create_object"]));
+    assert_eq!(turn["compacted"], false);
+
+    let transition = shape(events[7].clone());
+    assert_eq!(transition["kind"], "fsm");
+    assert_eq!(transition["modules"], json!([{"module": "tasks", "action": "kept"}]));
+    assert_eq!(transition["to_agent_id"], "agent-2");
+
+    let finished = shape(events[8].clone());
+    assert_eq!(finished["result"], json!({"ok": true}));
+    assert_eq!(finished["outcome"], "exited");
+
+    for (via, name) in [
+        (SpawnVia::Root, "root"),
+        (SpawnVia::Spawn, "spawn"),
+        (SpawnVia::Fork, "fork"),
+        (SpawnVia::Exec, "exec"),
+        (SpawnVia::Fsm, "fsm"),
+    ] {
+        assert_eq!(serde_json::to_value(via).expect("json"), name);
+        assert_eq!(via.as_str(), name);
+    }
+    for (kind, name) in
+        [(TransitionKind::Exec, "exec"), (TransitionKind::Fork, "fork"), (TransitionKind::Fsm, "fsm")]
+    {
+        assert_eq!(serde_json::to_value(kind).expect("json"), name);
+    }
+}
+
+#[test]
+fn a_malformed_line_is_reported_with_its_number() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(EVENTS_FILE);
+    let telemetry = Telemetry::with_jsonl(&path).expect("open");
+    telemetry.emit(PID, "agent-1", AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: "ok".into() });
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).expect("open");
+    file.write_all(b"\n{\"seq\": 2, \"type\": \"no_such_event\"}\n").expect("write");
+    match read_jsonl(&path) {
+        Err(TelemetryError::Malformed { line, path: reported, message }) => {
+            assert_eq!(line, 3, "the blank line 2 is skipped but counted");
+            assert_eq!(reported, path);
+            assert!(!message.is_empty());
+        }
+        other => panic!("expected a malformed line, got {other:?}"),
+    }
+    let error = read_jsonl(&path).expect_err("malformed");
+    assert!(error.to_string().contains("line 3"), "{error}");
+}
+
+#[test]
+fn a_file_in_a_missing_directory_is_refused_at_open() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("no-such-dir").join(EVENTS_FILE);
+    match Telemetry::with_jsonl(&path) {
+        Err(TelemetryError::Open { path: reported, source }) => {
+            assert_eq!(reported, path);
+            assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+        }
+        other => panic!("expected an open error, got {other:?}"),
+    }
+    assert!(matches!(read_jsonl(&path), Err(TelemetryError::Read { .. })));
+}
+
+#[test]
+fn summaries_are_one_line() {
+    for event in every_event() {
+        let summary = event.summary();
+        assert!(!summary.is_empty());
+        assert!(!summary.contains('\n'), "{summary}");
+    }
+    let long = AgentEvent::MessageSent { to_pid: PID.into(), text: "x\n".repeat(500) };
+    let summary = long.summary();
+    assert!(!summary.contains('\n'));
+    assert!(summary.chars().count() < 200, "{summary}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failing_file_is_counted_and_never_stops_emitting() {
+    // Every write to /dev/full fails with "no space left on device".
+    let telemetry = Telemetry::with_jsonl("/dev/full").expect("open");
+    let mut subscriber = telemetry.subscribe();
+    for text in ["a", "b", "c"] {
+        telemetry.emit(
+            PID,
+            "agent-1",
+            AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: text.into() },
+        );
+    }
+    assert_eq!(telemetry.dropped_writes(), 3);
+    assert_eq!(telemetry.records().len(), 3, "kept in memory all the same");
+    assert_eq!(subscriber.try_recv().expect("sent all the same").seq, 1);
+}

@@ -1,0 +1,212 @@
+//! `SqliteChunkStore` through the public surface: a window survives closing and reopening the
+//! file, a fork's snapshot writes only its new chunks, a damaged row is refused on restore, and
+//! a file from a newer build is refused at open.
+//!
+//! The reopen test uses a local message type: `Window<Message>` does not restore yet (see
+//! `a_window_of_messages_survives_closing_and_reopening_the_file`).
+
+use agentvisor::agent::brain::{Message, ToolCall};
+use agentvisor::agent::window::{
+    CHUNK_ITEMS_MAX, ChunkStore, RestoreError, SqliteChunkStore, Window, WindowSnapshot,
+};
+use std::path::Path;
+
+const FILE: &str = "chunks.sqlite";
+
+/// 1000 messages of every role, so chunks hold all of the shapes a real window does.
+fn conversation(n: usize) -> Window<Message> {
+    let mut window = Window::new();
+    for i in 0..n {
+        let message = match i % 4 {
+            0 => Message::user(format!("question {i}")),
+            1 => Message::Assistant(agentvisor::agent::brain::AssistantMessage {
+                text: Some(format!("let me look ({i})")),
+                tool_calls: vec![ToolCall {
+                    id: format!("call-{i}"),
+                    name: "read_object".into(),
+                    arguments: serde_json::json!({"name": "notes", "i": i}),
+                }],
+            }),
+            2 => Message::tool_result(format!("call-{}", i - 1), format!("{{\"payload\": {i}}}")),
+            _ => Message::note(format!("note {i}")),
+        };
+        window.push(message).expect("below the bound");
+        if i % 4 == 3 {
+            window.next_turn();
+        }
+    }
+    window
+}
+
+fn row_count(path: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).expect("open raw");
+    conn.query_row("SELECT COUNT(*) FROM window_chunks", [], |r| r.get(0)).expect("count")
+}
+
+/// A conversation message whose serde shape postcard can decode (see the ignored test below
+/// for why `Message` itself does not round-trip yet).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+enum PlainMessage {
+    User(String),
+    Assistant { text: Option<String>, tool_calls: Vec<(String, String, String)> },
+    Tool { tool_call_id: String, text: String },
+    Note(String),
+}
+
+fn plain_conversation(n: usize) -> Window<PlainMessage> {
+    let mut window = Window::new();
+    for i in 0..n {
+        let message = match i % 4 {
+            0 => PlainMessage::User(format!("question {i}")),
+            1 => PlainMessage::Assistant {
+                text: Some(format!("let me look ({i})")),
+                tool_calls: vec![(format!("call-{i}"), "read_object".into(), format!("{{\"i\": {i}}}"))],
+            },
+            2 => PlainMessage::Tool { tool_call_id: format!("call-{}", i - 1), text: format!("payload {i}") },
+            _ => PlainMessage::Note(format!("note {i}")),
+        };
+        window.push(message).expect("below the bound");
+        if i % 4 == 3 {
+            window.next_turn();
+        }
+    }
+    window
+}
+
+/// Snapshots `window`, closes the store, reopens the file and restores.
+fn round_trip_through_the_file<M>(window: &Window<M>) -> Result<Window<M>, RestoreError>
+where
+    M: Clone + PartialEq + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(FILE);
+    let bytes = {
+        let store = SqliteChunkStore::open(&path).expect("open");
+        let snapshot = window.snapshot(&store).expect("snapshot");
+        assert_eq!(snapshot.chunk_ids.len(), window.len() / CHUNK_ITEMS_MAX);
+        assert_eq!(store.chunk_count().expect("count"), (window.len() / CHUNK_ITEMS_MAX) as u64);
+        snapshot.encode().expect("encode")
+    };
+    let store = SqliteChunkStore::open(&path).expect("reopen");
+    let snapshot = WindowSnapshot::<M>::decode(&bytes)?;
+    Window::restore(snapshot, &store)
+}
+
+#[test]
+fn a_window_survives_closing_and_reopening_the_file() {
+    let window = plain_conversation(1000);
+    let restored = round_trip_through_the_file(&window).expect("restore");
+    assert_eq!(restored, window);
+    assert_eq!(restored.turn(), 250);
+    assert_eq!(restored.len(), 1000);
+}
+
+/// `Message` is internally tagged (`"role"`) and a tool call's arguments are a
+/// `serde_json::Value`; both deserialize through `deserialize_any`, which postcard (the chunk
+/// and snapshot encoding) does not support, so a `Window<Message>` snapshots but does not
+/// restore. Un-ignore once the chunk encoding or `Message`'s serde shape is changed.
+#[test]
+#[ignore = "Window<Message> does not restore: Message needs deserialize_any, which postcard lacks"]
+fn a_window_of_messages_survives_closing_and_reopening_the_file() {
+    let window = conversation(1000);
+    let restored = round_trip_through_the_file(&window).expect("restore");
+    assert_eq!(restored, window);
+    assert_eq!(restored.turn(), 250);
+}
+
+#[test]
+fn a_forks_snapshot_writes_only_its_new_chunks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(FILE);
+    let store = SqliteChunkStore::open(&path).expect("open");
+    let original = conversation(1000);
+    original.snapshot(&store).expect("snapshot");
+    let before = row_count(&path);
+    assert_eq!(before, (1000 / CHUNK_ITEMS_MAX) as i64);
+
+    let mut fork = original.fork();
+    fork.push(Message::note("you are a fork")).expect("push");
+    fork.snapshot(&store).expect("snapshot");
+    assert_eq!(row_count(&path), before, "the fork shares every sealed chunk");
+
+    // Enough pushes to seal the tail (1000 % 64 = 40 items, plus the note) and one chunk more.
+    for i in 0..(2 * CHUNK_ITEMS_MAX - 41) {
+        fork.push(Message::user(format!("fork message {i}"))).expect("push");
+    }
+    assert_eq!(fork.chunk_count(), original.chunk_count() + 2);
+    let forked = fork.snapshot(&store).expect("snapshot");
+    assert_eq!(row_count(&path), before + 2, "only the two chunks the fork sealed");
+    assert_eq!(
+        forked.chunk_ids[..before as usize],
+        original.snapshot(&store).expect("snapshot").chunk_ids[..]
+    );
+    // A second snapshot writes nothing: puts are skipped and INSERT OR IGNORE besides.
+    original.snapshot(&store).expect("snapshot");
+    fork.snapshot(&store).expect("snapshot");
+    assert_eq!(row_count(&path), before + 2);
+}
+
+#[test]
+fn a_damaged_row_is_refused_on_restore() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(FILE);
+    let store = SqliteChunkStore::open(&path).expect("open");
+    let snapshot = conversation(1000).snapshot(&store).expect("snapshot");
+    // The first chunk: restore checks each chunk's hash before it decodes it.
+    let victim = snapshot.chunk_ids[0];
+    let stored = store.get(&victim).expect("get").expect("stored");
+    let mut damaged = stored.clone();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 0x20;
+    {
+        let raw = rusqlite::Connection::open(&path).expect("open raw");
+        let changed = raw
+            .execute(
+                "UPDATE window_chunks SET bytes = ?1 WHERE id = ?2",
+                rusqlite::params![damaged, victim.as_bytes().as_slice()],
+            )
+            .expect("update");
+        assert_eq!(changed, 1);
+    }
+    assert_eq!(store.get(&victim).expect("get"), Some(damaged), "the store returns what is on disk");
+    match Window::restore(snapshot, &store) {
+        Err(RestoreError::CorruptChunk { id, .. }) => assert_eq!(id, victim),
+        other => panic!("expected a corrupt chunk, got {other:?}"),
+    }
+}
+
+#[test]
+fn put_get_and_contains_follow_the_contract() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteChunkStore::open(dir.path().join(FILE)).expect("open");
+    let bytes = b"some chunk".to_vec();
+    let id = agentvisor::agent::window::ChunkId::of(&bytes);
+    assert!(!store.contains(&id).expect("contains"));
+    assert_eq!(store.get(&id).expect("get"), None);
+    store.put(id, bytes.clone()).expect("put");
+    store.put(id, bytes.clone()).expect("a second put of the same chunk is fine");
+    assert!(store.contains(&id).expect("contains"));
+    assert_eq!(store.get(&id).expect("get"), Some(bytes));
+    assert_eq!(store.chunk_count().expect("count"), 1);
+}
+
+#[test]
+fn the_file_is_wal_and_a_newer_schema_is_refused() {
+    fn is_send_sync<T: Send + Sync>() {}
+    is_send_sync::<SqliteChunkStore>();
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(FILE);
+    drop(SqliteChunkStore::open(&path).expect("open"));
+    let raw = rusqlite::Connection::open(&path).expect("open raw");
+    let mode: String = raw.pragma_query_value(None, "journal_mode", |r| r.get(0)).expect("mode");
+    assert_eq!(mode, "wal");
+    let version: i64 = raw.pragma_query_value(None, "user_version", |r| r.get(0)).expect("version");
+    assert_eq!(version, agentvisor::agent::window::CHUNK_STORE_SCHEMA_VERSION);
+    raw.pragma_update(None, "user_version", 2).expect("set a newer version");
+    drop(raw);
+    let error = SqliteChunkStore::open(&path).expect_err("a newer file is refused");
+    let text = error.to_string();
+    assert!(text.contains("schema version 2"), "{text}");
+    assert!(text.contains("newer agentvisor"), "{text}");
+}
