@@ -2,7 +2,7 @@
 //! profile (or per profile and launch prompt), a host on an in-memory chunk store, and a
 //! runtime running the agent image.
 
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 pub mod config;
 

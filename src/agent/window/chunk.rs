@@ -1,8 +1,10 @@
 //! `Chunk`: a sealed, immutable run of window items, and its encoded form.
 //!
-//! Encoded form: `postcard(u16 version) ++ postcard(Vec<M>)` (postcard writes a tuple as the
-//! concatenation of its fields). The version is read first, so a chunk written by a newer
-//! build is refused by number instead of failing somewhere inside the items.
+//! Encoded form: `postcard(u16 version) ++ JSON(Vec<M>)`. The version is read first, so a chunk
+//! written by a newer build is refused by number instead of failing somewhere inside the items.
+//! The items are JSON because conversation items are self-describing data (tool-call arguments
+//! are arbitrary JSON, messages are tagged by role), which postcard's non-self-describing
+//! format cannot carry. Version 1 (`postcard(Vec<M>)` items) is still read.
 
 use super::error::RestoreError;
 use super::id::ChunkId;
@@ -12,7 +14,7 @@ use serde::de::DeserializeOwned;
 use std::sync::OnceLock;
 
 /// The chunk format version this build writes.
-pub const CHUNK_FORMAT_VERSION: u16 = 1;
+pub const CHUNK_FORMAT_VERSION: u16 = 2;
 
 /// Sealed items. Never changed after sealing: every fork holding it sees the same items, and
 /// its cached id stays the hash of its encoding.
@@ -64,8 +66,10 @@ impl<M> Chunk<M> {
 
 impl<M: Serialize> Chunk<M> {
     /// The stored bytes of this chunk.
-    pub(super) fn encode(&self) -> Result<Vec<u8>, postcard::Error> {
-        postcard::to_stdvec(&(CHUNK_FORMAT_VERSION, &*self.items))
+    pub(super) fn encode(&self) -> Result<Vec<u8>, String> {
+        let mut bytes = postcard::to_stdvec(&CHUNK_FORMAT_VERSION).map_err(|e| e.to_string())?;
+        serde_json::to_writer(&mut bytes, &*self.items).map_err(|e| e.to_string())?;
+        Ok(bytes)
     }
 }
 
@@ -77,10 +81,16 @@ pub(super) fn decode_items<M: DeserializeOwned>(id: ChunkId, bytes: &[u8]) -> Re
     if version > CHUNK_FORMAT_VERSION {
         return Err(RestoreError::TooNew { what: "chunk", found: version, supported: CHUNK_FORMAT_VERSION });
     }
-    let (items, rest) = postcard::take_from_bytes::<Vec<M>>(rest).map_err(decode)?;
-    if !rest.is_empty() {
-        return Err(RestoreError::ChunkDecode { id, message: format!("{} trailing bytes", rest.len()) });
-    }
+    let items: Vec<M> = if version == 1 {
+        let (items, rest) = postcard::take_from_bytes::<Vec<M>>(rest).map_err(decode)?;
+        if !rest.is_empty() {
+            return Err(RestoreError::ChunkDecode { id, message: format!("{} trailing bytes", rest.len()) });
+        }
+        items
+    } else {
+        // serde_json refuses trailing characters other than whitespace.
+        serde_json::from_slice(rest).map_err(|e| RestoreError::ChunkDecode { id, message: e.to_string() })?
+    };
     if items.is_empty() || items.len() > CHUNK_ITEMS_MAX {
         return Err(RestoreError::ChunkItems { id, items: items.len() });
     }

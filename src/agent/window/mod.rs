@@ -40,7 +40,7 @@
 //! # Durable form
 //!
 //! A sealed chunk is stored once, under its [`ChunkId`]: the BLAKE3 hash of its encoded bytes
-//! (`postcard(u16 version) ++ postcard(Vec<M>)`). A [`WindowSnapshot`] is
+//! (`postcard(u16 version) ++ JSON(Vec<M>)`). A [`WindowSnapshot`] is
 //! `{ chunk_ids, tail, turn }`. [`Window::snapshot`] puts only the chunks the [`ChunkStore`]
 //! does not hold, so snapshotting a fork writes the chunks sealed since the last snapshot, not
 //! the window; [`Window::restore`] reads them back and checks each against its id. The id is

@@ -4,7 +4,8 @@
 //! one puts only the chunks the store lacks, which after a fork is at most the chunks sealed
 //! since the last snapshot of either copy: the rest are shared and already there.
 //!
-//! Encoded snapshot: `postcard(u16 version) ++ postcard(WindowSnapshot)`.
+//! Encoded snapshot: `postcard(u16 version) ++ JSON(WindowSnapshot)` (version 1,
+//! `postcard(WindowSnapshot)`, is still read).
 
 use super::chain::Chain;
 use super::chunk::{self, Chunk};
@@ -18,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The snapshot format version this build writes.
-pub const SNAPSHOT_FORMAT_VERSION: u16 = 1;
+pub const SNAPSHOT_FORMAT_VERSION: u16 = 2;
 
 /// A window as stored: its sealed chunks by id, its tail and its turn counter.
 ///
@@ -38,8 +39,10 @@ pub struct WindowSnapshot<M> {
 impl<M: Serialize> WindowSnapshot<M> {
     /// The bytes to store for this snapshot.
     pub fn encode(&self) -> Result<Vec<u8>, SnapshotError> {
-        postcard::to_stdvec(&(SNAPSHOT_FORMAT_VERSION, self))
-            .map_err(|e| SnapshotError::Encode { what: "snapshot", message: e.to_string() })
+        let encode = |message: String| SnapshotError::Encode { what: "snapshot", message };
+        let mut bytes = postcard::to_stdvec(&SNAPSHOT_FORMAT_VERSION).map_err(|e| encode(e.to_string()))?;
+        serde_json::to_writer(&mut bytes, self).map_err(|e| encode(e.to_string()))?;
+        Ok(bytes)
     }
 }
 
@@ -55,11 +58,14 @@ impl<M: DeserializeOwned> WindowSnapshot<M> {
                 supported: SNAPSHOT_FORMAT_VERSION,
             });
         }
-        let (snapshot, rest) = postcard::take_from_bytes::<WindowSnapshot<M>>(rest).map_err(decode)?;
-        if !rest.is_empty() {
-            return Err(RestoreError::SnapshotDecode { message: format!("{} trailing bytes", rest.len()) });
+        if version == 1 {
+            let (snapshot, rest) = postcard::take_from_bytes::<WindowSnapshot<M>>(rest).map_err(decode)?;
+            if !rest.is_empty() {
+                return Err(RestoreError::SnapshotDecode { message: format!("{} trailing bytes", rest.len()) });
+            }
+            return Ok(snapshot);
         }
-        Ok(snapshot)
+        serde_json::from_slice(rest).map_err(|e| RestoreError::SnapshotDecode { message: e.to_string() })
     }
 }
 
