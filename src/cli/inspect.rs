@@ -1,6 +1,8 @@
 //! `agentvisor inspect PID`: one process in full, from a read-only view: its row, result,
-//! mailbox, capabilities and object memory.
+//! mailbox, capabilities, object memory and, for an agent process, its incarnations and cost
+//! (per profile, and summed over its subtree).
 
+use super::agent_cost::{agent_lines, agent_view};
 use super::memory::memory_lines;
 use super::output::{grants_json, mailbox_view, message_line, open_view, parse_pid, row_json};
 use agentvisor::actors::store::ProcessQuery;
@@ -38,7 +40,9 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
     };
     let mailbox = mailbox_view(&rt, pid)?;
     let memory = rt.memory(pid);
+    let agent = agent_view(&rt, pid)?;
     let view = json!({
+        "agent": agent,
         "process": row_json(&row),
         "capabilities": grants_json(&rt, pid)?,
         "children": children.iter().map(|c| json!({"pid": c.pid, "status": c.status})).collect::<Vec<_>>(),
@@ -85,6 +89,12 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
             if g.delegable { " delegable" } else { "" },
             if g.live { "" } else { " revoked" }
         );
+    }
+    if let Some(agent) = &agent {
+        println!("agent");
+        for line in agent_lines(agent) {
+            println!("  {line}");
+        }
     }
     match &memory {
         None => println!("memory            -"),

@@ -1,5 +1,7 @@
 //! Command-line parsing and dispatch. Each command lives in its own file.
 
+mod agent;
+mod agent_cost;
 mod demo;
 mod events;
 mod inspect;
@@ -38,6 +40,8 @@ pub(crate) enum Command {
     Script(script::ScriptArgs),
     /// Prints the agent events recorded in the state directory.
     Events(events::EventsArgs),
+    /// Runs one root agent of a configuration to its end.
+    Agent(agent::AgentArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -57,6 +61,7 @@ pub(crate) fn main() -> ExitCode {
             Command::Inspect(args) => inspect::run(&cli.state, args).await,
             Command::Script(args) => script::run(&cli.state, args).await,
             Command::Events(args) => events::run(&cli.state, args).await,
+            Command::Agent(args) => agent::run(&cli.state, args).await,
         }
     });
     match result {

@@ -139,7 +139,11 @@ impl Agent {
             parent_pid: Some(self.ctx.pid().to_string()),
             fork: None,
         };
-        let request = LaunchRequest { goal: launch.to_goal(), ..Default::default() };
+        let request = LaunchRequest {
+            goal: launch.to_goal(),
+            inherit_capabilities: self.host.launch_capabilities(&launch.agent),
+            ..Default::default()
+        };
         let launched = self.ctx.spawn_child(request).await.map_err(Refusal::from)?;
         self.state.subagents.insert(
             launched.pid.to_string(),
@@ -175,15 +179,7 @@ impl Agent {
         let mut results = Vec::with_capacity(pids.len());
         for pid in pids {
             let waited = self.ctx.wait_child(pid, true).await.map_err(Refusal::from)?;
-            let result = match (waited.result_oid, waited.result_handle) {
-                (Some(oid), true) => {
-                    self.ctx.read_object(oid).await.ok().and_then(|v| v.payload).unwrap_or(Value::Null)
-                }
-                _ => Value::Null,
-            };
-            if let Some(s) = self.state.subagents.get_mut(&pid.to_string()) {
-                s.collected = true;
-            }
+            let result = self.collect_subagent(&waited).await;
             results.push(json!({
                 "id": pid.to_string(),
                 "status": waited.status.as_str(),

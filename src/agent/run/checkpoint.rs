@@ -40,11 +40,7 @@ impl Agent {
                 }
             }
         }
-        let cost = json!({
-            "incarnations": self.state.costs,
-            "by_profile": self.state.cost_by_profile(),
-        });
-        self.put_module(COST_OBJECT, cost).await?;
+        self.put_module(COST_OBJECT, self.cost_record()).await?;
         let identity = json!({
             "agent_id": self.state.agent_id,
             "parent_agent_id": self.state.parent_agent_id,
@@ -59,6 +55,19 @@ impl Agent {
 }
 
 impl Agent {
+    /// The cost record: usage per incarnation, per profile, and per profile over the subtree
+    /// of what this process collected (the subagents whose results it waited for). Subagents
+    /// are collected by the pid whose subtree they belong to.
+    pub(crate) fn cost_record(&self) -> Value {
+        let collected: Vec<&String> = self.state.subagents.iter().filter(|(_, s)| s.collected).map(|(p, _)| p).collect();
+        json!({
+            "incarnations": self.state.costs,
+            "by_profile": self.state.cost_by_profile(),
+            "subtree_by_profile": self.state.subtree_by_profile(),
+            "collected": collected,
+        })
+    }
+
     /// Writes a module object unless it already holds `payload` (as this execution last wrote).
     async fn put_module(&mut self, name: &'static str, payload: Value) -> Result<(), AgentError> {
         if self.written.get(name) == Some(&payload) {

@@ -9,10 +9,12 @@ use serde_json::{Value, json};
 
 impl Agent {
     /// Ends the session with `result`.
-    pub(crate) async fn finish(self, result: Option<Value>, forks: &[DeclaredFork]) -> Result<(), AgentError> {
+    pub(crate) async fn finish(mut self, result: Option<Value>, forks: &[DeclaredFork]) -> Result<(), AgentError> {
         for fork in forks {
             // A fork that already ended, or that another call collected, answers at once.
-            let _ = self.ctx.wait_child(fork.pid, true).await;
+            if let Ok(waited) = self.ctx.wait_child(fork.pid, true).await {
+                self.collect_subagent(&waited).await;
+            }
         }
         let usage = self
             .state
@@ -20,10 +22,13 @@ impl Agent {
             .iter()
             .fold(Default::default(), |sum, c| super::state::add_usage(&sum, &c.usage));
         self.emit(AgentEvent::AgentFinished { outcome: "exited".into(), result: result.clone(), usage });
+        // The cost object is current: the forks just collected are in its subtree.
+        self.checkpoint().await?;
         let payload = json!({
             "result": result,
             "agent_id": self.state.agent_id,
             "profile": self.state.profile,
+            "cost": self.cost_record(),
         });
         self.ctx.exit(Some(payload)).await.map_err(AgentError::kernel("process_exit"))?;
         Ok(())

@@ -10,7 +10,8 @@ use crate::actors::kernel::budget::Budget;
 use crate::actors::runtime::RootSpec;
 use crate::actors::runtime::program::Image;
 use crate::agent::brain::{Brain, Message};
-use crate::agent::config::{BrainBackend, CheckedConfig};
+use crate::actors::kernel::capability::{CapabilityRequest, Rights};
+use crate::agent::config::{BrainBackend, Capability, CheckedConfig};
 use crate::agent::telemetry::Telemetry;
 use crate::agent::window::{ChunkStore, Window};
 use dashmap::DashMap;
@@ -88,7 +89,7 @@ impl AgentHost {
             chunks,
             telemetry,
             handoffs: DashMap::new(),
-            root_budget: Budget::default(),
+            root_budget: Budget::UNLIMITED,
         })
     }
 
@@ -121,7 +122,7 @@ impl AgentHost {
             goal: AgentLaunch::new(agent, prompt).to_goal(),
             image: ImageId(AGENT_IMAGE.to_string()),
             cwd: "/".to_string(),
-            capabilities: Vec::new(),
+            capabilities: self.launch_capabilities(agent),
             budget: self.root_budget.clone(),
             clearance: None,
             goal_labels: Default::default(),
@@ -129,10 +130,53 @@ impl AgentHost {
     }
 }
 
+impl AgentHost {
+    /// What a process launched as `agent` is granted: `process:spawn` (execute, delegable) if
+    /// it, or anything it can become by exec or a machine transition, may start subagents or
+    /// forks; nothing otherwise.
+    pub fn launch_capabilities(&self, agent: &str) -> Vec<CapabilityRequest> {
+        if !may_launch(&self.config, agent) {
+            return Vec::new();
+        }
+        vec![CapabilityRequest {
+            resource: "process:spawn".into(),
+            rights: Rights::EXECUTE,
+            constraints: Default::default(),
+            delegable: true,
+        }]
+    }
+}
+
+/// Whether an agent starting as `start` can ever hold `subagents` or `fork`: a walk over the
+/// profiles it can become (exec roster targets, machine states).
+fn may_launch(config: &CheckedConfig, start: &str) -> bool {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut pending = vec![start.to_string()];
+    while let Some(id) = pending.pop() {
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        if let Some(machine) = config.machine(&id) {
+            pending.extend(machine.states().iter().map(|s| s.profile().as_str().to_string()));
+            continue;
+        }
+        let Some(profile) = config.profile(&id) else { continue };
+        let caps = profile.capabilities();
+        if caps.contains(Capability::Subagents) || caps.contains(Capability::Fork) {
+            return true;
+        }
+        if caps.contains(Capability::Exec) {
+            pending.extend(profile.roster().iter().map(|t| t.as_str().to_string()));
+        }
+    }
+    false
+}
+
 /// The brain backends a configuration declares, built as real brains: OpenAI-compatible
 /// endpoints with their key from the environment; scripted brains from `scripts` by name.
 /// Scripted brains are made afresh per incarnation, so each incarnation plays its script from
-/// its own first turn (skipping the turns a restarted incarnation already took).
+/// its own first turn (skipping the turns a restarted incarnation already took); a fork plays
+/// the script named `<script>.fork` if there is one.
 pub fn config_brains(
     config: &CheckedConfig,
     scripts: std::collections::HashMap<String, crate::agent::brain::Script>,
@@ -143,7 +187,9 @@ pub fn config_brains(
         let no_brain = || AgentError::NoBrain { brain: identity.brain.clone() };
         match backends.get(&identity.brain).ok_or_else(no_brain)? {
             BrainBackend::Scripted { script } => {
-                let script = scripts.get(script).ok_or_else(no_brain)?;
+                // A fork plays `<script>.fork` when there is one: a copy has its own line.
+                let fork_script = identity.launch.fork.as_ref().and_then(|_| scripts.get(&format!("{script}.fork")));
+                let script = fork_script.or_else(|| scripts.get(script)).ok_or_else(no_brain)?;
                 Ok(Arc::new(crate::agent::brain::ScriptedBrain::new(script.skip(identity.turns_taken))))
             }
             BrainBackend::Openai { base_url, model, api_key_env } => {

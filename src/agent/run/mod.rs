@@ -18,6 +18,7 @@
 mod calls;
 mod checkpoint;
 mod compact;
+mod cost;
 mod error;
 mod finish;
 mod fork;

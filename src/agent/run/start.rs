@@ -80,6 +80,7 @@ impl Agent {
             modules: Modules::fresh_for(&caps),
             costs: vec![IncarnationCost { agent_id, profile: profile.clone(), ..Default::default() }],
             memory_link: None,
+            collected_costs: Default::default(),
             subagents: Default::default(),
             pending_handoffs: Vec::new(),
         };
@@ -127,6 +128,7 @@ impl Agent {
             modules: start.modules,
             costs: vec![IncarnationCost { agent_id, profile: start.profile.clone(), ..Default::default() }],
             memory_link: None,
+            collected_costs: Default::default(),
             subagents: Default::default(),
             pending_handoffs: Vec::new(),
         };

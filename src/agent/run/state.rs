@@ -114,6 +114,9 @@ pub struct AgentState {
     pub costs: Vec<IncarnationCost>,
     /// The memories object, while the agent holds memories.
     pub memory_link: Option<MemoryLink>,
+    /// Usage per profile of the subtrees of collected subagents (read from their results).
+    #[serde(default)]
+    pub collected_costs: BTreeMap<String, Usage>,
     /// Subagents by pid.
     pub subagents: BTreeMap<String, Subagent>,
     /// Forks not yet handed their start.
@@ -147,6 +150,16 @@ impl AgentState {
         for c in &self.costs {
             let entry = by.entry(c.profile.clone()).or_default();
             *entry = add_usage(entry, &c.usage);
+        }
+        by
+    }
+
+    /// Usage per profile over this process and the subagents it collected.
+    pub fn subtree_by_profile(&self) -> BTreeMap<String, Usage> {
+        let mut by = self.cost_by_profile();
+        for (profile, usage) in &self.collected_costs {
+            let entry = by.entry(profile.clone()).or_default();
+            *entry = add_usage(entry, usage);
         }
         by
     }
