@@ -1,0 +1,88 @@
+//! `agentvisor agent` as a user runs it: the example swarm on scripted brains (spawn, fork,
+//! messages, wait, exec into a declared machine and its transitions), then `inspect` and
+//! `events` reading what it left in the state directory; a configuration the launch check
+//! refuses launches nothing.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn agentvisor(state: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agentvisor"))
+        .arg("--state")
+        .arg(state)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+#[test]
+fn the_example_swarm_runs_to_its_published_report() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+    let out = agentvisor(
+        &state,
+        &[
+            "agent",
+            "examples/agents/swarm.yaml",
+            "lead",
+            "Write the report",
+            "--scripts",
+            "examples/agents/swarm-scripts.json",
+        ],
+    );
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("result  \"report published\""), "{stdout}");
+    assert!(stdout.contains("in machine review state publish"), "{stdout}");
+    // The subtree's cost includes the researcher it spawned and the fork it made of itself.
+    let subtree = stdout.split("subtree cost by profile").nth(1).expect("a subtree section");
+    for profile in ["lead", "researcher", "writer", "checker", "publisher"] {
+        assert!(subtree.contains(&format!("  {profile} in ")), "{profile} missing from {subtree}");
+    }
+    for event in ["agent_transition exec to writer", "fsm_state review: enters draft", "fsm_state review: draft -> check"] {
+        assert!(stderr.contains(event), "{event} missing from {stderr}");
+    }
+
+    let ps = agentvisor(&state, &["ps", "--all", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
+    let rows = rows.as_array().expect("array");
+    assert_eq!(rows.len(), 3, "the lead, its researcher and its fork: {rows:?}");
+    assert!(rows.iter().all(|r| r["status"] == "exited"), "{rows:?}");
+    let root = rows.iter().find(|r| r["depth"] == 0).expect("root")["pid"].as_str().expect("pid").to_string();
+
+    let inspect = agentvisor(&state, &["inspect", &root, "--json"]);
+    assert!(inspect.status.success(), "{}", text(&inspect.stderr));
+    let view: serde_json::Value = serde_json::from_slice(&inspect.stdout).expect("json");
+    let incarnations = view["agent"]["incarnations"].as_array().expect("incarnations");
+    let profiles: Vec<&str> = incarnations.iter().filter_map(|i| i["profile"].as_str()).collect();
+    assert_eq!(profiles, ["lead", "writer", "checker", "publisher"]);
+    assert!(view["agent"]["subtree_by_profile"]["researcher"]["input_tokens"].as_u64().unwrap_or(0) > 0);
+
+    let events = agentvisor(&state, &["events", "--json", &root]);
+    assert!(events.status.success(), "{}", text(&events.stderr));
+    let lines = text(&events.stdout);
+    let kinds: Vec<String> = lines
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+        .map(|v| v["type"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("agent_spawned"));
+    assert_eq!(kinds.last().map(String::as_str), Some("agent_finished"));
+    assert_eq!(kinds.iter().filter(|k| *k == "agent_transition").count(), 4, "{kinds:?}");
+}
+
+#[test]
+fn a_refused_configuration_launches_nothing() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+    let out = agentvisor(&state, &["agent", "examples/agents/broken.yaml", "lead", "go"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("launch check refused"), "{}", text(&out.stderr));
+    assert!(!state.exists(), "nothing is created before the configuration passes");
+}
