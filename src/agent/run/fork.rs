@@ -105,7 +105,9 @@ impl Agent {
                 start: ForkStart {
                     window: snapshot.clone(),
                     profile: self.state.profile.clone(),
-                    machine: self.state.machine.clone(),
+                    // A copy is a second worker, not a second driver of the machine: it runs the
+                    // state's profile outside the machine, so it is offered no transition_state.
+                    machine: None,
                     modules,
                     forker: self.state.agent_id.clone(),
                     agent_id,
