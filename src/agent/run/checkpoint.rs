@@ -32,10 +32,15 @@ impl Agent {
             match payload {
                 Some(payload) => self.put_module(name, payload).await?,
                 None => {
-                    if self.written.get(name).is_some_and(|v| !v.is_null())
-                        || self.written.get(name).is_none() && persist::get(&pid, name).await?.is_some_and(|(_, v)| !v.is_null())
-                    {
+                    let had_contents = match self.written.get(name) {
+                        Some(last) => !last.is_null(),
+                        None => persist::get(&pid, name).await?.is_some_and(|(_, v)| !v.is_null()),
+                    };
+                    if had_contents {
                         self.put_module(name, Value::Null).await?;
+                    } else {
+                        // Checked once per execution: a module never held is never read again.
+                        self.written.insert(name, Value::Null);
                     }
                 }
             }

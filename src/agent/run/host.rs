@@ -123,7 +123,7 @@ impl AgentHost {
             image: ImageId(AGENT_IMAGE.to_string()),
             cwd: "/".to_string(),
             capabilities: self.launch_capabilities(agent),
-            budget: self.root_budget.clone(),
+            budget: self.root_budget,
             clearance: None,
             goal_labels: Default::default(),
         })
