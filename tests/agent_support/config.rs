@@ -55,3 +55,80 @@ machines:
       - {from: draft, to: check}
       - {from: check, to: draft}
 "#;
+
+/// A three-state machine (`plan` → `build` → `ship`, `build` → `plan`) that a plain `boss` can
+/// exec into or delegate to. `ship` is final: its profile ends the session with finish.
+pub const PIPELINE: &str = r#"
+brains:
+  - {id: s, kind: scripted, script: any}
+profiles:
+  - id: boss
+    brain: s
+    window_tokens: 100000
+    roster: [pipeline]
+    capabilities:
+      tasks: true
+      notebook: true
+      program_library: {retention_entries: 8, id_length: 6}
+      exec: true
+  - id: planner
+    brain: s
+    window_tokens: 100000
+    capabilities:
+      tasks: true
+      subagents: true
+      fork: true
+      transition_state: true
+  - id: builder
+    brain: s
+    window_tokens: 100000
+    capabilities:
+      notebook: true
+      transition_state: true
+  - id: shipper
+    brain: s
+    window_tokens: 100000
+machines:
+  - id: pipeline
+    description: Plans, builds and ships.
+    entry: plan
+    states:
+      - {id: plan, profile: planner}
+      - {id: build, profile: builder}
+      - {id: ship, profile: shipper}
+    transitions:
+      - {from: plan, to: build}
+      - {from: build, to: ship}
+      - {from: build, to: plan}
+"#;
+
+/// A profile with a large window that execs into ones with small windows: `narrow` truncates,
+/// `squeezed` summarizes with the separate brain `sum`. `tight` is a small window of its own
+/// that summarizes with `sum` as it goes.
+pub const WINDOWS: &str = r#"
+brains:
+  - {id: s, kind: scripted, script: any}
+  - {id: sum, kind: scripted, script: summaries}
+profiles:
+  - id: wide
+    brain: s
+    window_tokens: 100000
+    roster: [narrow, squeezed]
+    capabilities:
+      notebook: true
+      exec: true
+  - id: narrow
+    brain: s
+    window_tokens: 1200
+    compaction: {strategy: truncate}
+  - id: squeezed
+    brain: s
+    window_tokens: 1200
+    compaction: {strategy: summarize, summarizer: sum}
+  - id: tight
+    brain: s
+    window_tokens: 3000
+    capabilities:
+      notebook: true
+    compaction: {strategy: summarize, summarizer: sum}
+"#;

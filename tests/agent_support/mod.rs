@@ -9,17 +9,20 @@ pub mod config;
 use agentvisor::actors::Pid;
 use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
 use agentvisor::actors::{Outcome, Status};
-use agentvisor::agent::brain::{Brain, Script, ScriptedBrain, ScriptedTurn};
+use agentvisor::agent::brain::{
+    Brain, Message, Script, ScriptedBrain, ScriptedTurn, TurnFuture, TurnRequest,
+};
 use agentvisor::agent::config::load_yaml;
-use agentvisor::agent::run::{AgentError, AgentHost, AgentIdentity};
+use agentvisor::agent::run::{AgentError, AgentHost, AgentIdentity, BrainProvider};
 use agentvisor::agent::telemetry::{AgentEvent, EventRecord, Telemetry};
 use agentvisor::agent::window::MemoryChunkStore;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-/// Scripts by `profile#incarnation` (1 for a process's first incarnation), `profile:prompt`
-/// (a fork's or a subagent's prompt) or `profile`, tried in that order.
+/// Scripts by `brain:<id>` (the brain being made, e.g. a summarizer), `profile#incarnation`
+/// (1 for a process's first incarnation), `profile:prompt` (a fork's or a subagent's prompt)
+/// or `profile`, tried in that order.
 #[derive(Clone, Default)]
 pub struct Scripts(pub HashMap<String, Vec<ScriptedTurn>>);
 
@@ -31,6 +34,25 @@ impl Scripts {
     pub fn with(mut self, key: &str, turns: Vec<ScriptedTurn>) -> Scripts {
         self.0.insert(key.to_string(), turns);
         self
+    }
+
+    /// The script for `identity`, by the keys above; empty if none matches.
+    pub fn for_identity(&self, identity: &AgentIdentity) -> Vec<ScriptedTurn> {
+        let by_brain = format!("brain:{}", identity.brain);
+        let numbered = format!("{}#{}", identity.profile, identity.incarnation);
+        let prompted = format!("{}:{}", identity.profile, identity.launch.prompt);
+        self.0
+            .get(&by_brain)
+            .or_else(|| self.0.get(&numbered))
+            .or_else(|| self.0.get(&prompted))
+            .or_else(|| self.0.get(&identity.profile))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// A brain playing `identity`'s script from the turn it has reached.
+    pub fn brain(&self, identity: &AgentIdentity) -> Arc<dyn Brain> {
+        Arc::new(ScriptedBrain::new(Script::new(self.for_identity(identity)).skip(identity.turns_taken)))
     }
 }
 
@@ -45,20 +67,95 @@ pub fn host_on(
     scripts: Scripts,
     chunks: Arc<dyn agentvisor::agent::window::ChunkStore + Send + Sync>,
 ) -> Arc<AgentHost> {
+    let provider =
+        move |identity: &AgentIdentity| -> Result<Arc<dyn Brain>, AgentError> { Ok(scripts.brain(identity)) };
+    host_with(yaml, Arc::new(provider), chunks)
+}
+
+/// A host for `yaml` with brains from `brains`, on `chunks`.
+pub fn host_with(
+    yaml: &str,
+    brains: Arc<dyn BrainProvider>,
+    chunks: Arc<dyn agentvisor::agent::window::ChunkStore + Send + Sync>,
+) -> Arc<AgentHost> {
     let config = load_yaml(yaml).expect("the test configuration passes the launch check");
+    AgentHost::new(config, brains, chunks, Telemetry::new())
+}
+
+/// One request a brain was asked, as it was asked.
+#[derive(Clone, Debug)]
+pub struct Asked {
+    /// The profile of the incarnation the brain was made for.
+    pub profile: String,
+    /// The brain id (a summarizer's differs from its profile's brain).
+    pub brain: String,
+    /// The system prompt slot.
+    pub system: String,
+    /// The offered tools' names.
+    pub tools: Vec<String>,
+    /// The window, oldest message first.
+    pub window: Vec<Message>,
+}
+
+/// Every request asked of the brains of a [`host_recording`] host, in order.
+pub type Requests = Arc<Mutex<Vec<Asked>>>;
+
+/// A brain that records each request, then lets `inner` answer it.
+pub struct Recording {
+    inner: Arc<dyn Brain>,
+    profile: String,
+    brain: String,
+    requests: Requests,
+}
+
+impl Brain for Recording {
+    fn turn<'a>(&'a self, request: TurnRequest<'a>) -> TurnFuture<'a> {
+        let asked = Asked {
+            profile: self.profile.clone(),
+            brain: self.brain.clone(),
+            system: request.system.to_string(),
+            tools: request.tools.iter().map(|t| t.name.clone()).collect(),
+            window: request.window.messages().cloned().collect(),
+        };
+        self.requests.lock().expect("requests lock").push(asked);
+        self.inner.turn(request)
+    }
+}
+
+/// A host like [`host`] whose brains record every request they are asked.
+pub fn host_recording(yaml: &str, scripts: Scripts) -> (Arc<AgentHost>, Requests) {
+    host_recording_on(yaml, scripts, Arc::new(MemoryChunkStore::new()))
+}
+
+/// The same, on a given chunk store.
+pub fn host_recording_on(
+    yaml: &str,
+    scripts: Scripts,
+    chunks: Arc<dyn agentvisor::agent::window::ChunkStore + Send + Sync>,
+) -> (Arc<AgentHost>, Requests) {
+    let requests: Requests = Arc::default();
+    let recorded = Arc::clone(&requests);
     let provider = move |identity: &AgentIdentity| -> Result<Arc<dyn Brain>, AgentError> {
-        let numbered = format!("{}#{}", identity.profile, identity.incarnation);
-        let prompted = format!("{}:{}", identity.profile, identity.launch.prompt);
-        let turns = scripts
-            .0
-            .get(&numbered)
-            .or_else(|| scripts.0.get(&prompted))
-            .or_else(|| scripts.0.get(&identity.profile))
-            .cloned()
-            .unwrap_or_default();
-        Ok(Arc::new(ScriptedBrain::new(Script::new(turns).skip(identity.turns_taken))))
+        Ok(Arc::new(Recording {
+            inner: scripts.brain(identity),
+            profile: identity.profile.clone(),
+            brain: identity.brain.clone(),
+            requests: Arc::clone(&recorded),
+        }))
     };
-    AgentHost::new(config, Arc::new(provider), chunks, Telemetry::new())
+    (host_with(yaml, Arc::new(provider), chunks), requests)
+}
+
+/// The text of every message of `window`, tool calls included, one line each.
+pub fn window_text(window: &[Message]) -> Vec<String> {
+    window
+        .iter()
+        .map(|m| {
+            let calls: Vec<String> =
+                m.tool_calls().iter().map(|c| format!("{}({})", c.name, c.arguments)).collect();
+            format!("[{}] {} {}", m.role().as_str(), m.text().unwrap_or_default(), calls.join(" "))
+        })
+        .collect()
 }
 
 /// An in-memory runtime running the agent image.
@@ -67,8 +164,14 @@ pub async fn runtime(host: &Arc<AgentHost>) -> Runtime {
 }
 
 /// Launches `agent` with `prompt` as a root and waits for it to end.
-pub async fn run_root(host: &Arc<AgentHost>, runtime: &Runtime, agent: &str, prompt: &str) -> (Pid, Finished) {
-    let pid = runtime.spawn_root(host.root_spec(agent, prompt).expect("root spec")).await.expect("spawn root");
+pub async fn run_root(
+    host: &Arc<AgentHost>,
+    runtime: &Runtime,
+    agent: &str,
+    prompt: &str,
+) -> (Pid, Finished) {
+    let pid =
+        runtime.spawn_root(host.root_spec(agent, prompt).expect("root spec")).await.expect("spawn root");
     let finished = finished(runtime, pid).await;
     (pid, finished)
 }
@@ -89,7 +192,12 @@ impl Finished {
 
     /// The profile that finished.
     pub fn profile(&self) -> String {
-        self.payload.as_ref().and_then(|p| p.get("profile")).and_then(Value::as_str).unwrap_or_default().into()
+        self.payload
+            .as_ref()
+            .and_then(|p| p.get("profile"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .into()
     }
 }
 
@@ -143,4 +251,18 @@ pub fn module(runtime: &Runtime, pid: Pid, name: &str) -> Value {
         .and_then(|m| m.namespace.get(name).copied())
         .unwrap_or_else(|| panic!("{pid} binds no {name}"));
     runtime.payload(oid).expect("payload").unwrap_or(Value::Null)
+}
+
+/// A root launch of `agent` granted `process:spawn` (execute, delegable), so it can start
+/// subagents and forks whatever the host's default grants are.
+pub fn spawning_spec(host: &AgentHost, agent: &str, prompt: &str) -> agentvisor::actors::runtime::RootSpec {
+    let mut spec = host.root_spec(agent, prompt).expect("root spec");
+    spec.capabilities.retain(|c| c.resource != "process:spawn");
+    spec.capabilities.push(agentvisor::actors::kernel::capability::CapabilityRequest {
+        resource: "process:spawn".into(),
+        rights: agentvisor::actors::kernel::capability::Rights::EXECUTE,
+        constraints: Default::default(),
+        delegable: true,
+    });
+    spec
 }

@@ -22,7 +22,10 @@ impl Agent {
         }
         let target = trigger_tokens(limit, trigger);
         let summarizer = match profile.compaction().strategy() {
-            CompactionStrategy::Summarize { summarizer } => Some(self.make_brain(summarizer.as_str())?),
+            CompactionStrategy::Summarize { summarizer } => {
+                // The summarizer has answered nothing yet, however many turns the agent took.
+                Some(self.make_brain_after(summarizer.as_str(), 0)?)
+            }
             CompactionStrategy::Truncate => None,
         };
         let strategy = match &summarizer {

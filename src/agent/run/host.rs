@@ -36,7 +36,8 @@ pub struct AgentIdentity {
     /// The process's launch (profile or machine, prompt, depth, fork origin).
     pub launch: AgentLaunch,
     /// Turns this incarnation has already taken (non-zero when a process continues after a
-    /// restart, so a scripted brain can skip the turns it already played).
+    /// restart, so a scripted brain can skip the turns it already played). Always 0 for a
+    /// summarizer: each compaction asks one made for it.
     pub turns_taken: u64,
 }
 

@@ -72,8 +72,19 @@ impl Agent {
         self.host.telemetry.emit(&self.ctx.pid().to_string(), &self.state.agent_id, event);
     }
 
-    /// The brain for the current incarnation (or for `brain`, a summarizer).
+    /// The brain `brain` for the current incarnation, which has taken its turns so far.
     pub(crate) fn make_brain(&self, brain: &str) -> Result<Arc<dyn Brain>, AgentError> {
+        self.make_brain_after(brain, self.incarnation_turns)
+    }
+
+    /// The brain `brain` for the current incarnation, told it has already taken `turns_taken`
+    /// turns: the incarnation's own count for its brain, 0 for a summarizer (each compaction
+    /// asks a summarizer made for it, which has answered nothing yet).
+    pub(crate) fn make_brain_after(
+        &self,
+        brain: &str,
+        turns_taken: u64,
+    ) -> Result<Arc<dyn Brain>, AgentError> {
         self.host.brains.brain(&AgentIdentity {
             pid: self.ctx.pid(),
             agent_id: self.state.agent_id.clone(),
@@ -81,7 +92,7 @@ impl Agent {
             brain: brain.to_string(),
             incarnation: u32::try_from(self.state.costs.len()).unwrap_or(u32::MAX),
             launch: self.launch.clone(),
-            turns_taken: self.incarnation_turns,
+            turns_taken,
         })
     }
 
