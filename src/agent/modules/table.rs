@@ -161,7 +161,7 @@ pub fn opening_note(
     let with = |action: ModuleAction, phrase: fn(ModuleKind) -> &'static str| -> Vec<&'static str> {
         moves.iter().filter(|m| m.action == action).map(|m| phrase(m.module)).collect()
     };
-    let mut note = format!("You are now {successor}; until this exec you were {predecessor}.");
+    let mut note = format!("You are now {successor}; until now you were {predecessor}.");
     let transferred = with(ModuleAction::Transferred, ModuleKind::held_phrase);
     if !transferred.is_empty() {
         note.push_str(&format!(" Came across with their contents: {}.", join(&transferred)));

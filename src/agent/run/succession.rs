@@ -48,6 +48,14 @@ impl Agent {
             (TransitionKind::Exec, Some(at)) => Some((at.machine.as_str(), at.state.as_str())),
             _ => None,
         };
+        // A transition says where the machine moved before whatever its prompt says.
+        let prompt = match (&from_state, &machine) {
+            (Some(from), Some(to)) => Some(match prompt.as_deref().filter(|p| !p.is_empty()) {
+                Some(p) => format!("The machine {} moved from {from} to {}.\n\n{p}", to.machine, to.state),
+                None => format!("The machine {} moved from {from} to {}.", to.machine, to.state),
+            }),
+            _ => prompt,
+        };
         let note = opening_note(&moves, &profile, &predecessor, entered, prompt.as_deref());
         let entered_machine = entered.is_some();
         let opening = Message::note(note);
