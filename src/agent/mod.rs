@@ -6,7 +6,7 @@
 //! change what they are with `exec`, copy themselves with `fork`, and run declared processes
 //! as state machines whose states each name a profile.
 //!
-//! Built so far:
+//! Its parts:
 //!
 //! - [`brain`]: the `Brain` trait (a window in, the model's next turn out), the scripted and
 //!   OpenAI-compatible brains, the conversation types and the token estimator.
