@@ -5,6 +5,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod config;
+pub mod relay;
 
 use agentvisor::actors::Pid;
 use agentvisor::actors::runtime::{Runtime, RuntimeOptions};

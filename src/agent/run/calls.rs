@@ -139,7 +139,11 @@ impl Agent {
             parent_pid: Some(self.ctx.pid().to_string()),
             fork: None,
         };
-        let request = LaunchRequest { goal: launch.to_goal(), ..Default::default() };
+        let request = LaunchRequest {
+            goal: launch.to_goal(),
+            inherit_capabilities: vec![super::host::spawn_capability()],
+            ..Default::default()
+        };
         let launched = self.ctx.spawn_child(request).await.map_err(Refusal::from)?;
         self.state.subagents.insert(
             launched.pid.to_string(),

@@ -33,7 +33,7 @@ impl Agent {
                 Some(payload) => self.put_module(name, payload).await?,
                 None => {
                     if self.written.get(name).is_some_and(|v| !v.is_null())
-                        || self.written.get(name).is_none() && persist::get(&pid, name).await?.is_some_and(|(_, v)| !v.is_null())
+                        || !self.written.contains_key(name) && persist::get(&pid, name).await?.is_some_and(|(_, v)| !v.is_null())
                     {
                         self.put_module(name, Value::Null).await?;
                     }

@@ -50,7 +50,11 @@ impl Agent {
             fork: Some(ForkOrigin { of_agent: self.state.agent_id.clone(), turn }),
         };
         let request = ForkRequest {
-            launch: LaunchRequest { goal: launch.to_goal(), ..Default::default() },
+            launch: LaunchRequest {
+                goal: launch.to_goal(),
+                inherit_capabilities: vec![super::host::spawn_capability()],
+                ..Default::default()
+            },
             mode,
             roots: RootSelection::Exact(memories.into_iter().collect()),
         };

@@ -7,6 +7,8 @@ use super::program::AgentProgram;
 use crate::actors::ImageId;
 use crate::actors::Pid;
 use crate::actors::kernel::budget::Budget;
+use crate::actors::kernel::capability::{CapabilityRequest, Rights};
+use crate::actors::kernel::launch::SPAWN_RESOURCE;
 use crate::actors::runtime::RootSpec;
 use crate::actors::runtime::program::Image;
 use crate::agent::brain::{Brain, Message};
@@ -121,11 +123,25 @@ impl AgentHost {
             goal: AgentLaunch::new(agent, prompt).to_goal(),
             image: ImageId(AGENT_IMAGE.to_string()),
             cwd: "/".to_string(),
-            capabilities: Vec::new(),
-            budget: self.root_budget.clone(),
+            capabilities: vec![spawn_capability()],
+            budget: self.root_budget,
             clearance: None,
             goal_labels: Default::default(),
         })
+    }
+}
+
+/// The authority to launch child processes, held by every agent process and delegated to each
+/// child it launches. Without it `spawn_subagent` and `fork` are denied by the kernel; which
+/// agents may launch is decided by their profiles (the calls they are offered), and how deep
+/// and how wide by the kernel's depth and children limits. Every agent holds it, not only
+/// those whose profile delegates now, because an exec may become a profile that does.
+pub(crate) fn spawn_capability() -> CapabilityRequest {
+    CapabilityRequest {
+        resource: SPAWN_RESOURCE.to_string(),
+        rights: Rights::EXECUTE,
+        constraints: Default::default(),
+        delegable: true,
     }
 }
 
