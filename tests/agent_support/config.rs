@@ -132,3 +132,46 @@ profiles:
       notebook: true
     compaction: {strategy: summarize, summarizer: sum}
 "#;
+
+/// Forks, memories and subagents: a lead that forks and delegates (memories isolated; see
+/// [`forks_with_memories`] for the other scopes), a loner that delegates but may not fork, a
+/// scout that messages its parent and delegates to the worker, and a worker with a task list.
+pub const FORKS: &str = r#"
+brains:
+  - {id: s, kind: scripted, script: any}
+profiles:
+  - id: lead
+    description: Leads.
+    brain: s
+    window_tokens: 100000
+    roster: [scout, worker]
+    capabilities:
+      notebook: true
+      memories: {scope: isolated}
+      program_library: {retention_entries: 16, id_length: 6}
+      subagents: true
+      fork: true
+  - id: loner
+    brain: s
+    window_tokens: 100000
+    roster: [worker]
+    capabilities:
+      subagents: true
+  - id: scout
+    brain: s
+    window_tokens: 100000
+    roster: [worker]
+    capabilities:
+      subagents: true
+  - id: worker
+    brain: s
+    window_tokens: 100000
+    capabilities:
+      tasks: true
+"#;
+
+/// [`FORKS`] with the lead's memories in `scope` (`isolated`, `shared`, `inherited`,
+/// `read-only`).
+pub fn forks_with_memories(scope: &str) -> String {
+    FORKS.replace("memories: {scope: isolated}", &format!("memories: {{scope: {scope}}}"))
+}

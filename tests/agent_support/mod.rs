@@ -5,6 +5,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod config;
+pub mod relay;
 
 use agentvisor::actors::Pid;
 use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
@@ -251,18 +252,4 @@ pub fn module(runtime: &Runtime, pid: Pid, name: &str) -> Value {
         .and_then(|m| m.namespace.get(name).copied())
         .unwrap_or_else(|| panic!("{pid} binds no {name}"));
     runtime.payload(oid).expect("payload").unwrap_or(Value::Null)
-}
-
-/// A root launch of `agent` granted `process:spawn` (execute, delegable), so it can start
-/// subagents and forks whatever the host's default grants are.
-pub fn spawning_spec(host: &AgentHost, agent: &str, prompt: &str) -> agentvisor::actors::runtime::RootSpec {
-    let mut spec = host.root_spec(agent, prompt).expect("root spec");
-    spec.capabilities.retain(|c| c.resource != "process:spawn");
-    spec.capabilities.push(agentvisor::actors::kernel::capability::CapabilityRequest {
-        resource: "process:spawn".into(),
-        rights: agentvisor::actors::kernel::capability::Rights::EXECUTE,
-        constraints: Default::default(),
-        delegable: true,
-    });
-    spec
 }

@@ -1,0 +1,156 @@
+//! Subagents: the roster refusal, a spawned subagent's own profile and fresh window, collecting
+//! its result, and messages both ways between parent and child (normal and interrupt).
+
+mod agent_support;
+
+use agent_support::config::FORKS;
+use agent_support::relay::{self, Gates, texts};
+use agent_support::*;
+use agentvisor::actors::{Pid, Status};
+use agentvisor::agent::brain::{Message, ScriptedTurn};
+use agentvisor::agent::run::AgentHost;
+use agentvisor::agent::telemetry::{AgentEvent, EventRecord, SpawnVia};
+use serde_json::json;
+
+/// The subagents spawned (not forked) in this host: (pid, agent_spawned record), in order.
+fn spawned(host: &AgentHost) -> Vec<(Pid, EventRecord)> {
+    host.telemetry()
+        .records()
+        .into_iter()
+        .filter(|r| matches!(r.event, AgentEvent::AgentSpawned { via: SpawnVia::Spawn, .. }))
+        .map(|r| (r.pid.parse().expect("a pid"), r))
+        .collect()
+}
+
+/// The messages `pid`'s stream re-stated: (kind, text).
+fn received(host: &AgentHost, pid: Pid) -> Vec<(String, String)> {
+    events_of(host, pid)
+        .into_iter()
+        .filter_map(|r| match r.event {
+            AgentEvent::MessageReceived { kind, text, .. } => Some((kind, text)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn spawning_off_the_roster_is_refused_listing_the_roster() {
+    let lead = vec![
+        ScriptedTurn::call("spawn_subagent", json!({"agent": "loner", "prompt": "help"})),
+        ScriptedTurn::text("alone").expect_tool_result("not_on_roster"),
+    ];
+    let host = host(FORKS, Scripts::new().with("lead", lead));
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    let refused = refusals(&host, pid);
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!((refused[0].0.as_str(), refused[0].1.as_str()), ("spawn_subagent", "not_on_roster"));
+    assert!(refused[0].2.contains("[scout, worker]"), "{}", refused[0].2);
+    assert!(spawned(&host).is_empty());
+}
+
+#[tokio::test]
+async fn a_subagent_runs_its_own_profile_on_a_fresh_window_and_is_collected() {
+    let lead = vec![
+        ScriptedTurn::call("write_note", json!({"page": "secret", "text": "lead only"}))
+            .with_call("spawn_subagent", json!({"agent": "worker", "prompt": "count"})),
+        ScriptedTurn::call("wait_for_subagents", json!({"ids": ["{id:0}"]}))
+            .expect_tool_result("\"agent\":\"worker\""),
+        ScriptedTurn::text("done").expect_tool_result("\"status\":\"exited\"").expect_tool_result("counted"),
+    ];
+    let worker = vec![
+        ScriptedTurn::call("add_task", json!({"title": "one"})).expect_tail("count"),
+        ScriptedTurn::text("counted").expect_tool_result("\"title\":\"one\""),
+    ];
+    let scripts = Scripts::new().with("lead", lead).with("worker", worker);
+    let (host, log) = relay::host(FORKS, scripts, Gates::new());
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    assert_eq!(done.result(), json!("done"));
+
+    let children = spawned(&host);
+    assert_eq!(children.len(), 1);
+    let (child, record) = &children[0];
+    let AgentEvent::AgentSpawned { profile, parent_agent_id, depth, .. } = &record.event else {
+        unreachable!()
+    };
+    assert_eq!(profile, "worker");
+    assert_eq!(parent_agent_id.as_deref(), Some(events_of(&host, pid)[0].agent_id.as_str()));
+    assert_eq!(*depth, 1);
+    // Its window opened on its prompt alone: nothing of the lead's conversation.
+    assert_eq!(log.windows_of(*child)[0], vec![Message::user("count")]);
+    assert_eq!(finished(&runtime, *child).await.status, Status::Exited);
+}
+
+#[tokio::test]
+async fn a_message_to_parent_reaches_the_parents_window() {
+    let lead = vec![
+        ScriptedTurn::call("spawn_subagent", json!({"agent": "scout", "prompt": "report"})),
+        ScriptedTurn::call("wait_for_subagents", json!({})),
+        ScriptedTurn::text("done").expect_tail("hello parent"),
+    ];
+    let scout = vec![
+        ScriptedTurn::call("send_message", json!({"to": "parent", "text": "hello parent"})),
+        ScriptedTurn::text("sent").expect_tool_result("message_id"),
+    ];
+    let host = host(FORKS, Scripts::new().with("lead", lead).with("scout", scout));
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    let child = spawned(&host)[0].0;
+    let got = received(&host, pid);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0], ("normal".to_string(), "hello parent".to_string()));
+    assert!(
+        events_of(&host, child).iter().any(
+            |r| matches!(&r.event, AgentEvent::MessageSent { to_pid, .. } if *to_pid == pid.to_string())
+        )
+    );
+}
+
+/// The lead messages its scout by the id spawn_subagent returned; the scout's next turns are
+/// held (gate "sent") until the send has run, so the message is there for it to read.
+async fn message_a_child(interrupt: bool) -> (Vec<(String, String)>, Vec<String>, Pid) {
+    let lead = vec![
+        ScriptedTurn::call("spawn_subagent", json!({"agent": "scout", "prompt": "listen"})),
+        ScriptedTurn::call(
+            "send_message",
+            json!({"to": "{id:0}", "text": "for the child", "interrupt": interrupt}),
+        ),
+        ScriptedTurn::call("wait_for_subagents", json!({})).expect_tool_result("message_id"),
+        ScriptedTurn::text("done").expect_tool_result("heard"),
+    ];
+    let scout = vec![
+        ScriptedTurn::call("wait_for_subagents", json!({})),
+        ScriptedTurn::call("wait_for_subagents", json!({})),
+        ScriptedTurn::text("heard"),
+    ];
+    let scripts = Scripts::new().with("lead", lead).with("scout", scout);
+    let gates = Gates::new().open_at("lead", 2, "sent").wait_before("scout", 1, "sent");
+    let (host, log) = relay::host(FORKS, scripts, gates);
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    let child = spawned(&host)[0].0;
+    let windows = log.windows_of(child);
+    let last = texts(windows.last().expect("a request"));
+    (received(&host, child), last, pid)
+}
+
+#[tokio::test]
+async fn a_message_to_a_child_by_its_id_reaches_the_childs_window() {
+    let (got, window, lead) = message_a_child(false).await;
+    assert_eq!(got, [("normal".to_string(), "for the child".to_string())]);
+    let line = format!("normal message from {lead}: for the child");
+    assert!(window.iter().any(|t| t.contains(&line)), "{window:?}");
+}
+
+#[tokio::test]
+async fn an_interrupt_to_a_child_is_shown_as_an_interrupt() {
+    let (got, window, lead) = message_a_child(true).await;
+    assert_eq!(got, [("interrupt".to_string(), "for the child".to_string())]);
+    let line = format!("interrupt message from {lead}: for the child");
+    assert!(window.iter().any(|t| t.contains(&line)), "{window:?}");
+}
