@@ -20,7 +20,16 @@ async fn run(
     text: &str,
     state: Option<&Path>,
 ) -> (Result<agentvisor::scenario::ScenarioSummary, ScenarioError>, Vec<Value>) {
-    let scenario = Scenario::from_json(text).expect("scenario parses");
+    run_in(text, state, Path::new(".")).await
+}
+
+/// Runs a scenario whose relative paths (its `agents` configuration) are relative to `dir`.
+async fn run_in(
+    text: &str,
+    state: Option<&Path>,
+    dir: &Path,
+) -> (Result<agentvisor::scenario::ScenarioSummary, ScenarioError>, Vec<Value>) {
+    let scenario = Scenario::from_json(text).expect("scenario parses").relative_to(dir);
     let mut out: Vec<u8> = Vec::new();
     let summary = run_scenario(&scenario, state, &mut out).await;
     let lines = String::from_utf8(out)
@@ -47,6 +56,7 @@ async fn every_example_scenario_completes_with_every_expectation_holding() {
         "fork_copy",
         "fork_speculative",
         "merge_after_wait",
+        "agent_exec_fork",
     ] {
         assert!(
             files.iter().any(|f| f.file_stem().is_some_and(|s| s == required)),
@@ -56,7 +66,8 @@ async fn every_example_scenario_completes_with_every_expectation_holding() {
     for file in files {
         let text = std::fs::read_to_string(&file).expect("read");
         let state = tempfile::tempdir().expect("tempdir");
-        let (summary, lines) = run(&text, Some(state.path())).await;
+        let dir = file.parent().expect("a file has a directory");
+        let (summary, lines) = run_in(&text, Some(state.path()), dir).await;
         let summary = summary.unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let steps = Scenario::from_json(&text).expect("parse").steps.len();
         assert_eq!(summary.steps, steps, "{}: every step ran", file.display());
@@ -172,4 +183,56 @@ async fn roots_take_a_clearance_and_goal_labels_and_bound_oids_are_referenced_li
         Scenario::from_json(r#"{"steps": [{"spawn_root": {"name": "r", "goal": "g", "clearance": "pii"}}]}"#)
             .expect_err("a clearance is a list");
     assert!(err.to_string().contains("steps[0] (spawn_root): clearance"), "{err}");
+}
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios")
+}
+
+#[tokio::test]
+async fn agent_steps_run_in_memory_and_refuse_what_is_not_an_agent() {
+    let text = r#"{"agents": "agents.yaml", "steps": [
+        {"spawn_agent": {"name": "helper", "agent": "helper", "prompt": "Help"}},
+        {"agent_turn": {"as": "helper", "tool_calls": [{"name": "notebook_write", "arguments": {"nope": 1}}, {"name": "spawn_subagent", "arguments": {"agent": "lead", "prompt": "x"}}]}},
+        {"expect": {"pointer": "/tool_results/1/result/error/code", "equals": "not_offered"}},
+        {"agent_turn": {"as": "helper", "text": "done"}},
+        {"expect": {"pointer": "/ended", "equals": true}},
+        {"expect": {"pointer": "/result", "equals": "done"}},
+        {"agent_turn": {"as": "helper", "text": "again"}},
+        {"expect": {"pointer": "/error/code", "equals": "agent_ended"}},
+        {"spawn_agent": {"name": "ghost", "agent": "nobody"}},
+        {"expect": {"pointer": "/error/code", "equals": "bad_launch"}},
+        {"spawn_root": {"name": "puppet", "goal": "g"}},
+        {"agent_events": {"as": "puppet"}}
+    ]}"#;
+    let (summary, lines) = run_in(text, None, &examples_dir()).await;
+    assert!(
+        matches!(&summary, Err(ScenarioError::NotAnAgent { step: 11, image, .. }) if image == "puppet"),
+        "{summary:?}: {lines:#?}"
+    );
+    for line in &lines {
+        if line["kind"] == "expect" {
+            assert!(line.get("error").is_none(), "failed expectation {line}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn agent_configurations_are_checked_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("bad.yaml");
+    std::fs::write(&config, "profiles:\n  - id: lead\n    roster: [nobody]\n").expect("write");
+    let text = r#"{"agents": "bad.yaml", "steps": [{"spawn_agent": {"name": "lead", "agent": "lead"}}]}"#;
+    let (summary, lines) = run_in(text, None, dir.path()).await;
+    let err = summary.expect_err("refused");
+    assert!(matches!(err, ScenarioError::AgentConfig { .. }), "{err}");
+    assert!(err.to_string().contains("launch check refused"), "{err}");
+    assert!(lines.is_empty());
+
+    let err = Scenario::from_json(r#"{"steps": [{"spawn_agent": {"name": "lead", "agent": "lead"}}]}"#)
+        .expect_err("no agents configuration");
+    assert!(
+        err.to_string().contains("steps[0] (spawn_agent): agent steps need an agent configuration"),
+        "{err}"
+    );
 }

@@ -28,7 +28,8 @@ pub(crate) async fn run(state: &Path, args: ScriptArgs) -> anyhow::Result<ExitCo
     let text = std::fs::read_to_string(&args.file)
         .with_context(|| format!("failed to read the scenario {}", args.file.display()))?;
     let scenario = Scenario::from_json(&text)
-        .with_context(|| format!("{} is not a valid scenario", args.file.display()))?;
+        .with_context(|| format!("{} is not a valid scenario", args.file.display()))?
+        .relative_to(args.file.parent().unwrap_or(Path::new(".")));
     let dir = (args.persist || scenario.restarts()).then_some(state);
     let mut stdout = std::io::stdout();
     let summary = if args.json {
@@ -116,6 +117,38 @@ fn summarize(result: &Value) -> String {
                 })
                 .collect();
             format!("children=[{}]", rows.join(", "))
+        }
+        // An agent's telemetry: the event types in order.
+        Value::Object(map) if map.contains_key("types") && map.contains_key("events") => {
+            let types: Vec<String> =
+                map.get("types").and_then(Value::as_array).into_iter().flatten().map(plain).collect();
+            format!("types=[{}]", types.join(", "))
+        }
+        // An agent turn: each call's result (a refusal's code), then where the process stands.
+        Value::Object(map) if map.contains_key("tool_results") => {
+            let results: Vec<String> = map
+                .get("tool_results")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|r| {
+                    let name = plain(r.get("name").unwrap_or(&Value::Null));
+                    match r.pointer("/result/error/code") {
+                        Some(code) => format!("{name}:✗ {}", plain(code)),
+                        None => format!("{name}:ok"),
+                    }
+                })
+                .collect();
+            let mut text = format!("calls=[{}]", results.join(", "));
+            for key in ["status", "ended", "waiting"] {
+                if let Some(v) = map.get(key).filter(|v| !v.is_null()) {
+                    text.push_str(&format!(" {key}={}", plain(v)));
+                }
+            }
+            if let Some(profile) = map.get("next").and_then(|n| n.get("profile")) {
+                text.push_str(&format!(" next={}", plain(profile)));
+            }
+            text
         }
         Value::Object(map) => {
             let mut parts: Vec<String> = KEYS

@@ -101,6 +101,35 @@ pub enum ScenarioError {
         /// What happened.
         message: String,
     },
+    /// The scenario's agent configuration cannot be loaded (unreadable, malformed, or refused
+    /// by the launch check, whose problems the message lists).
+    #[error("failed to load the agent configuration {}: {message}", path.display())]
+    AgentConfig {
+        /// The configuration file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The window store for agents could not be opened.
+    #[error("failed to open the agent window store: {message}")]
+    AgentStore {
+        /// What happened.
+        message: String,
+    },
+    /// An agent step names a process that does not run the agent image.
+    #[error(
+        "steps[{step}]: {name:?} is process {pid} of image {image:?}, not an agent; agent steps take a name bound by spawn_agent or a subagent's or fork's id"
+    )]
+    NotAnAgent {
+        /// The step's index.
+        step: usize,
+        /// The name.
+        name: String,
+        /// Its pid.
+        pid: String,
+        /// The image it runs.
+        image: String,
+    },
     /// Writing the output failed. (Not a `source`: the message already says it.)
     #[error("failed to write the scenario output: {0}")]
     Output(std::io::Error),

@@ -9,9 +9,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
 
 /// Every step kind, in the order the documentation lists them.
-pub const STEP_KINDS: [&str; 12] = [
+pub const STEP_KINDS: [&str; 15] = [
     "spawn_root",
     "call",
     "batch",
@@ -24,6 +25,9 @@ pub const STEP_KINDS: [&str; 12] = [
     "wait_terminal",
     "restart",
     "expect",
+    "spawn_agent",
+    "agent_turn",
+    "agent_events",
 ];
 
 /// A parsed, statically checked scenario.
@@ -33,6 +37,9 @@ pub struct Scenario {
     pub description: Option<String>,
     /// The steps, run in order.
     pub steps: Vec<Step>,
+    /// The agent configuration (YAML or TOML) whose agents `spawn_agent` launches, as written
+    /// (relative to the scenario file until [`Scenario::relative_to`] resolves it).
+    pub agents: Option<PathBuf>,
 }
 
 /// One step.
@@ -62,9 +69,20 @@ pub enum Step {
     Restart,
     /// Checks an earlier step's output.
     Expect(ExpectStep),
+    /// Host action: launch a root agent and bind its pid to a name.
+    SpawnAgent(SpawnAgentStep),
+    /// Plays the model for one turn of a named agent process.
+    AgentTurn(AgentTurnStep),
+    /// Prints a named agent process's telemetry.
+    AgentEvents(AgentEventsStep),
 }
 
 impl Step {
+    /// Whether it needs the scenario's agent configuration.
+    pub fn is_agent_step(&self) -> bool {
+        matches!(self, Step::SpawnAgent(_) | Step::AgentTurn(_) | Step::AgentEvents(_))
+    }
+
     /// The step's kind, as written in the file.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -80,6 +98,9 @@ impl Step {
             Step::WaitTerminal(_) => "wait_terminal",
             Step::Restart => "restart",
             Step::Expect(_) => "expect",
+            Step::SpawnAgent(_) => "spawn_agent",
+            Step::AgentTurn(_) => "agent_turn",
+            Step::AgentEvents(_) => "agent_events",
         }
     }
 }
@@ -110,6 +131,57 @@ pub struct SpawnRootStep {
     /// Labels the host puts on its goal, and so on its starting context (default none).
     #[serde(default)]
     pub goal_labels: Vec<String>,
+}
+
+/// `{"spawn_agent": {...}}`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnAgentStep {
+    /// The name its pid is bound to.
+    pub name: String,
+    /// The profile or machine it starts as.
+    pub agent: String,
+    /// Its opening prompt.
+    #[serde(default)]
+    pub prompt: String,
+}
+
+/// `{"agent_turn": {...}}`: the model's message for one turn.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentTurnStep {
+    /// The name of the agent process whose turn it is.
+    #[serde(rename = "as")]
+    pub caller: String,
+    /// What the model says, if anything.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// The calls it makes, in order; none ends the session with `text` as the result.
+    #[serde(default)]
+    pub tool_calls: Vec<TurnCall>,
+    /// New name → JSON pointer into the step's output (e.g. `/tool_results/0/result/id`).
+    #[serde(default)]
+    pub bind: BTreeMap<String, String>,
+}
+
+/// One tool call of an `agent_turn`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnCall {
+    /// The tool.
+    pub name: String,
+    /// Its arguments; strings `"$name"` are replaced by bound values (`"$$x"` is `"$x"`).
+    #[serde(default)]
+    pub arguments: Value,
+}
+
+/// `{"agent_events": {...}}`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentEventsStep {
+    /// The name of the agent process.
+    #[serde(rename = "as")]
+    pub caller: String,
 }
 
 /// `{"call": {...}}`.
@@ -254,11 +326,20 @@ impl Scenario {
         let Value::Object(mut top) = value else {
             return Err(ScenarioError::Shape("a scenario is a JSON object {\"steps\": [...]}".into()));
         };
-        if let Some(key) = top.keys().find(|k| !matches!(k.as_str(), "steps" | "description")) {
+        if let Some(key) = top.keys().find(|k| !matches!(k.as_str(), "steps" | "description" | "agents")) {
             return Err(ScenarioError::Shape(format!(
-                "unknown top-level field {key:?}; a scenario has `steps` and optionally `description`"
+                "unknown top-level field {key:?}; a scenario has `steps` and optionally `description` and `agents`"
             )));
         }
+        let agents = match top.remove("agents") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if !s.is_empty() => Some(PathBuf::from(s)),
+            Some(_) => {
+                return Err(ScenarioError::Shape(
+                    "`agents` must be the path of an agent configuration (.yaml, .yml or .toml)".into(),
+                ));
+            }
+        };
         let description = match top.remove("description") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s),
@@ -274,7 +355,24 @@ impl Scenario {
             parsed.push(parse_step(i, step, &parsed)?);
         }
         check_names(&parsed)?;
-        Ok(Scenario { description, steps: parsed })
+        if agents.is_none()
+            && let Some(i) = parsed.iter().position(Step::is_agent_step)
+        {
+            return Err(invalid(
+                i,
+                parsed[i].kind(),
+                ".",
+                "agent steps need an agent configuration: add a top-level \"agents\": \"<config.yaml>\"",
+            ));
+        }
+        Ok(Scenario { description, steps: parsed, agents })
+    }
+
+    /// This scenario with its `agents` path resolved against `dir` (the scenario file's
+    /// directory); an absolute path is kept.
+    pub fn relative_to(mut self, dir: &Path) -> Scenario {
+        self.agents = self.agents.map(|p| if p.is_absolute() { p } else { dir.join(p) });
+        self
     }
 
     /// Whether any step restarts the runtime (and so needs a state directory).
@@ -326,6 +424,9 @@ fn parse_step(i: usize, value: Value, earlier: &[Step]) -> Result<Step, Scenario
             _ => return Err(invalid(i, k, ".", "restart takes no fields: write {\"restart\": {}}")),
         },
         "expect" => Step::Expect(parse_expect(i, value, earlier)?),
+        "spawn_agent" => Step::SpawnAgent(body(i, k, value)?),
+        "agent_turn" => Step::AgentTurn(body(i, k, value)?),
+        "agent_events" => Step::AgentEvents(body(i, k, value)?),
         _ => return Err(ScenarioError::UnknownStep { step: i, kind }),
     };
     Ok(step)
@@ -413,7 +514,7 @@ fn check_names(steps: &[Step]) -> Result<(), ScenarioError> {
     let unknown = |i: usize, name: &str| ScenarioError::UnknownName {
         step: i,
         name: name.to_string(),
-        detail: ": no earlier spawn_root `name` or `bind` introduces it".into(),
+        detail: ": no earlier spawn_root or spawn_agent `name` or `bind` introduces it".into(),
     };
     for (i, step) in steps.iter().enumerate() {
         let mut used: Vec<String> = Vec::new();
@@ -450,6 +551,13 @@ fn check_names(steps: &[Step]) -> Result<(), ScenarioError> {
                 Check::Exists(_) => {}
             }),
             Step::Restart => {}
+            Step::SpawnAgent(s) => check_new_name(i, step.kind(), "name", &s.name)?,
+            Step::AgentTurn(s) => {
+                used.push(name_ref(&s.caller).to_string());
+                s.tool_calls.iter().for_each(|c| refs_in(&c.arguments, &mut used));
+                check_bind(i, step.kind(), &s.bind)?;
+            }
+            Step::AgentEvents(s) => used.push(name_ref(&s.caller).to_string()),
         }
         if let Some(name) = used.iter().find(|n| !names.contains(n.as_str())) {
             return Err(unknown(i, name));
@@ -458,6 +566,10 @@ fn check_names(steps: &[Step]) -> Result<(), ScenarioError> {
             Step::SpawnRoot(s) => {
                 names.insert(s.name.clone());
             }
+            Step::SpawnAgent(s) => {
+                names.insert(s.name.clone());
+            }
+            Step::AgentTurn(s) => names.extend(s.bind.keys().cloned()),
             Step::Call(CallStep { bind, handle, .. }) | Step::Batch(BatchStep { bind, handle, .. }) => {
                 names.extend(bind.keys().cloned());
                 let handle = handle.clone().unwrap_or_else(|| default_handle(step, i));

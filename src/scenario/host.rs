@@ -41,7 +41,7 @@ pub(super) fn row_view(row: &ProcessRow, grants: &[Grant]) -> Value {
 
 /// A process's row, grants and object memory (`Runtime::memory`: goal, roots, handles, owned
 /// objects, context, clearance, skills, collection), as `inspect` prints them.
-fn inspect_json(rt: &Runtime, pid: Pid) -> Result<Value, ToolError> {
+pub(super) fn inspect_json(rt: &Runtime, pid: Pid) -> Result<Value, ToolError> {
     let row = rt
         .process(pid)
         .map_err(|e| host_error(&e))?
@@ -175,6 +175,10 @@ impl Runner<'_> {
             return Err(ScenarioError::RestartWithoutStateDir { step: i });
         };
         self.release_calls().await;
+        // Agent turns in flight are abandoned: their processes ask again after the reopen.
+        if let Some(rig) = self.agents.as_mut() {
+            rig.abandon_asks();
+        }
         // Reports queued before the restart say nothing about waits carried across it.
         self.drain_restarts();
         let carried: Vec<Pid> = self
@@ -198,7 +202,7 @@ impl Runner<'_> {
                 message: format!("failed to shut down: {e}"),
             })?;
         }
-        let rt = open_runtime(Some(&dir), &self.restart_tx).await?;
+        let rt = open_runtime(Some(&dir), &self.restart_tx, self.agents.as_ref()).await?;
         let report = rt.recovery_report().clone();
         let result = json!({
             "epoch": rt.epoch(),

@@ -17,6 +17,7 @@
 //! goes on. A malformed file, a name or handle no step bound, a restart without a state
 //! directory, or an output failure is a [`ScenarioError`] that stops the run.
 
+mod agents;
 mod calls;
 mod error;
 mod format;
@@ -26,8 +27,8 @@ mod settle;
 
 pub use error::ScenarioError;
 pub use format::{
-    BatchStep, CallStep, Check, ExpectStep, GateStep, PidStep, RevokeStep, STEP_KINDS, Scenario, SignalStep,
-    SpawnRootStep, Step,
+    AgentEventsStep, AgentTurnStep, BatchStep, CallStep, Check, ExpectStep, GateStep, PidStep, RevokeStep,
+    STEP_KINDS, Scenario, SignalStep, SpawnAgentStep, SpawnRootStep, Step, TurnCall,
 };
 pub use runner::ScenarioSummary;
 
@@ -41,6 +42,9 @@ use std::path::Path;
 /// `restart` step is an error. The runtime is shut down at the end, after every in-flight
 /// call has let go of it, whether the run succeeded or not.
 ///
+/// With an `agents` configuration (resolve it first with [`Scenario::relative_to`]), agent
+/// processes run that configuration with brains the scenario drives (`agent_turn`).
+///
 /// A failed expectation is not an error: it is counted in the summary (see
 /// [`ScenarioSummary::passed`]).
 ///
@@ -51,7 +55,7 @@ pub async fn run_scenario(
     state_dir: Option<&Path>,
     out: &mut dyn std::io::Write,
 ) -> Result<ScenarioSummary, ScenarioError> {
-    let mut runner = Runner::open(state_dir, out).await?;
+    let mut runner = Runner::open(state_dir, scenario.agents.as_deref(), out).await?;
     let ran = runner.run(scenario).await;
     let closed = runner.close(scenario.steps.len()).await;
     ran?;

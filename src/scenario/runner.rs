@@ -1,5 +1,6 @@
 //! The runner's state, its output, and the step loop.
 
+use super::agents::AgentRig;
 use super::calls::Handle;
 use super::error::ScenarioError;
 use super::format::{Scenario, Step, name_ref, substitute};
@@ -107,6 +108,9 @@ pub(super) struct Runner<'o> {
     /// Restart reports received so far, per process, oldest first.
     pub(super) restarted: HashMap<Pid, VecDeque<Option<CallOk>>>,
     pub(super) summary: ScenarioSummary,
+    /// The agent host, its driver and its pending asks, when the scenario has an agent
+    /// configuration.
+    pub(super) agents: Option<AgentRig>,
 }
 
 /// A host error as a tool-style error with a stable code.
@@ -130,10 +134,14 @@ pub(super) fn host_error(e: &RuntimeError) -> ToolError {
 pub(super) async fn open_runtime(
     dir: Option<&Path>,
     sink: &mpsc::UnboundedSender<PuppetRestart>,
+    agents: Option<&AgentRig>,
 ) -> Result<Runtime, ScenarioError> {
     let mut options = builtin_images();
     for image in observed_puppets(sink) {
         options.images.register(image);
+    }
+    if let Some(rig) = agents {
+        options.images.register(rig.image());
     }
     let rt = match dir {
         None => Runtime::in_memory(options)
@@ -156,10 +164,12 @@ pub(super) async fn open_runtime(
 impl<'o> Runner<'o> {
     pub(super) async fn open(
         state_dir: Option<&Path>,
+        agents: Option<&Path>,
         out: &'o mut dyn Write,
     ) -> Result<Runner<'o>, ScenarioError> {
         let (restart_tx, restart_rx) = mpsc::unbounded_channel();
-        let rt = open_runtime(state_dir, &restart_tx).await?;
+        let agents = agents.map(|config| AgentRig::open(config, state_dir)).transpose()?;
+        let rt = open_runtime(state_dir, &restart_tx, agents.as_ref()).await?;
         Ok(Runner {
             rt: Some(Arc::new(rt)),
             state_dir: state_dir.map(Path::to_path_buf),
@@ -173,6 +183,7 @@ impl<'o> Runner<'o> {
             restart_rx,
             restarted: HashMap::new(),
             summary: ScenarioSummary::default(),
+            agents,
         })
     }
 
@@ -207,6 +218,9 @@ impl<'o> Runner<'o> {
                 Step::WaitTerminal(s) => self.wait_terminal(i, s).await?,
                 Step::Restart => self.restart(i).await?,
                 Step::Expect(s) => self.expect(i, s)?,
+                Step::SpawnAgent(s) => self.spawn_agent(i, s).await?,
+                Step::AgentTurn(s) => self.agent_turn(i, s).await?,
+                Step::AgentEvents(s) => self.agent_events(i, s)?,
             }
             self.summary.steps += 1;
         }
@@ -229,6 +243,9 @@ impl<'o> Runner<'o> {
     /// Lets go of every call and shuts the runtime down.
     pub(super) async fn close(&mut self, step: usize) -> Result<(), ScenarioError> {
         self.release_calls().await;
+        if let Some(rig) = self.agents.as_mut() {
+            rig.abandon_asks();
+        }
         let mut pending: Vec<String> = self.handles.keys().cloned().collect();
         pending.sort();
         self.summary.pending_handles = pending;

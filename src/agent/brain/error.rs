@@ -83,6 +83,13 @@ pub enum BrainError {
         /// How many turns the script held.
         turns: usize,
     },
+    /// A driven brain's turn has no driver to answer it (the driver was dropped, or it
+    /// abandoned the asks of a runtime that shut down).
+    #[error("the driven brain has no driver: {detail}")]
+    DriverGone {
+        /// Whose turns went unanswered.
+        detail: String,
+    },
     /// A scripted turn's expectation about the window did not hold.
     #[error("scripted turn {turn} expected {expected}, but {found}")]
     ScriptExpectation {
@@ -110,6 +117,7 @@ impl BrainError {
             BrainError::Timeout { .. } => "brain_timeout",
             BrainError::ScriptExhausted { .. } => "brain_script_exhausted",
             BrainError::ScriptExpectation { .. } => "brain_script_expectation",
+            BrainError::DriverGone { .. } => "brain_driver_gone",
         }
     }
 

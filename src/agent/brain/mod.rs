@@ -5,16 +5,19 @@
 //! with optional text and tool calls, its [`Usage`] and a [`FinishReason`]. It never writes the
 //! window; the turn loop appends the message and runs the calls.
 //!
-//! Two brains ship:
+//! Three kinds of brain ship:
 //!
 //! - [`ScriptedBrain`] plays a [`Script`] of turns, deterministically, optionally checking what
 //!   the window holds before each one (tests, examples, the default demo).
+//! - [`DrivenBrains`] makes brains whose every turn a [`DrivenDriver`] answers from outside
+//!   (the scenario runner plays the model with it).
 //! - [`OpenAiBrain`] posts to any OpenAI-compatible `/chat/completions` endpoint (hosted or a
 //!   local server).
 //!
 //! The system prompt is a slot, not a message: [`Message`] has no system role, so a history
 //! cannot hold one, and a brain renders the slot first on every request. See `docs/brains.md`.
 
+mod driven;
 mod error;
 pub mod limits;
 mod message;
@@ -23,6 +26,7 @@ mod scripted;
 pub mod tokens;
 mod window;
 
+pub use driven::{DrivenBrains, DrivenDriver, TurnAbandoned, TurnAsk};
 pub use error::BrainError;
 pub use message::{AssistantMessage, Message, Role, ToolCall, ToolSpec, Usage};
 pub use openai::{OpenAiBrain, OpenAiConfig};
