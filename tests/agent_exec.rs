@@ -52,7 +52,9 @@ async fn exec_moves_the_conversation_and_the_module_table() {
     let transitions: Vec<&AgentEvent> =
         events.iter().map(|r| &r.event).filter(|e| matches!(e, AgentEvent::AgentTransition { .. })).collect();
     assert_eq!(transitions.len(), 2);
-    let AgentEvent::AgentTransition { kind, to_profile, modules, .. } = transitions[0] else { unreachable!() };
+    let AgentEvent::AgentTransition { kind, to_profile, modules, .. } = transitions[0] else {
+        unreachable!()
+    };
     assert_eq!(*kind, TransitionKind::Exec);
     assert_eq!(to_profile, "helper");
     let moves: Vec<(String, String)> = modules.iter().map(|m| (m.module.clone(), m.action.clone())).collect();
@@ -102,13 +104,16 @@ fn chain_scripts() -> Scripts {
         ScriptedTurn::call("read_note", json!({"page": "plan"})).expect_tail("carry on"),
         ScriptedTurn::call("exec", json!({"agent": "lead"})).expect_tool_result("step one"),
     ];
-    let lead_again = vec![ScriptedTurn::call("list_tasks", json!({})).expect_tail("fresh"), ScriptedTurn::text("back")];
+    let lead_again =
+        vec![ScriptedTurn::call("list_tasks", json!({})).expect_tail("fresh"), ScriptedTurn::text("back")];
     Scripts::new().with("lead#1", lead).with("helper", helper).with("lead#3", lead_again)
 }
 
 #[tokio::test]
 async fn a_second_succession_in_a_turn_is_refused_and_the_first_stands() {
-    let lead = vec![ScriptedTurn::call("exec", json!({"agent": "helper"})).with_call("exec", json!({"agent": "worker"}))];
+    let lead = vec![
+        ScriptedTurn::call("exec", json!({"agent": "helper"})).with_call("exec", json!({"agent": "worker"})),
+    ];
     let helper = vec![ScriptedTurn::text("I am the helper")];
     let host = host(TEAM, Scripts::new().with("lead", lead).with("helper", helper));
     let runtime = runtime(&host).await;
@@ -123,7 +128,8 @@ async fn a_second_succession_in_a_turn_is_refused_and_the_first_stands() {
 async fn an_ending_beats_a_succession_declared_in_the_same_turn() {
     // exec first, then finish: the exec was accepted but the ending wins at the turn's end.
     let lead = vec![
-        ScriptedTurn::call("exec", json!({"agent": "helper"})).with_call("finish", json!({"result": "ended"})),
+        ScriptedTurn::call("exec", json!({"agent": "helper"}))
+            .with_call("finish", json!({"result": "ended"})),
     ];
     let host = host(TEAM, Scripts::new().with("lead", lead));
     let runtime = runtime(&host).await;
@@ -134,7 +140,8 @@ async fn an_ending_beats_a_succession_declared_in_the_same_turn() {
 
     // finish first, then exec: the exec is refused.
     let lead = vec![
-        ScriptedTurn::call("finish", json!({"result": "ended"})).with_call("exec", json!({"agent": "helper"})),
+        ScriptedTurn::call("finish", json!({"result": "ended"}))
+            .with_call("exec", json!({"agent": "helper"})),
     ];
     let host = agent_support::host(TEAM, Scripts::new().with("lead", lead));
     let runtime = agent_support::runtime(&host).await;

@@ -253,7 +253,8 @@ async fn fork_stays_available_inside_a_state() {
     let copy = vec![ScriptedTurn::call("finish", json!({"result": "side done"})).expect_tail("side work")];
     let host = host(PIPELINE, Scripts::new().with("planner:go", planner).with("planner:side work", copy));
     let runtime = runtime(&host).await;
-    let pid = runtime.spawn_root(host.root_spec("pipeline", "go").expect("root spec")).await.expect("spawn root");
+    let pid =
+        runtime.spawn_root(host.root_spec("pipeline", "go").expect("root spec")).await.expect("spawn root");
     let done = finished(&runtime, pid).await;
     assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
     assert_eq!(done.result(), json!("collected"));

@@ -45,7 +45,11 @@ fn the_example_swarm_runs_to_its_published_report() {
     for profile in ["lead", "researcher", "writer", "checker", "publisher"] {
         assert!(subtree.contains(&format!("  {profile} in ")), "{profile} missing from {subtree}");
     }
-    for event in ["agent_transition exec to writer", "fsm_state review: enters draft", "fsm_state review: draft -> check"] {
+    for event in [
+        "agent_transition exec to writer",
+        "fsm_state review: enters draft",
+        "fsm_state review: draft -> check",
+    ] {
         assert!(stderr.contains(event), "{event} missing from {stderr}");
     }
 

@@ -82,7 +82,8 @@ pub(crate) fn agent_lines(view: &Value) -> Vec<String> {
             usage_line(&inc["usage"])
         ));
     }
-    for (title, key) in [("cost by profile", "by_profile"), ("subtree cost by profile", "subtree_by_profile")] {
+    for (title, key) in [("cost by profile", "by_profile"), ("subtree cost by profile", "subtree_by_profile")]
+    {
         lines.push(title.to_string());
         for (profile, usage) in view[key].as_object().into_iter().flatten() {
             lines.push(format!("  {profile} {}", usage_line(usage)));

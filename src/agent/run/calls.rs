@@ -19,7 +19,12 @@ use serde_json::{Value, json};
 impl Agent {
     /// Runs `call` and returns the text recorded as its result: interrupt notices that arrived
     /// before it first, then its result, then the normal notices delivered with its answer.
-    pub(crate) async fn execute(&mut self, call: &ToolCall, declared: &mut Declarations, turn: u64) -> String {
+    pub(crate) async fn execute(
+        &mut self,
+        call: &ToolCall,
+        declared: &mut Declarations,
+        turn: u64,
+    ) -> String {
         let is_message_call = call.name == AgentTool::SendMessage.name();
         let before = if is_message_call { String::new() } else { self.show_interrupts().await };
         let result = match self.dispatch(call, declared, turn).await {
@@ -41,12 +46,19 @@ impl Agent {
         format!("{before}{result}{after}")
     }
 
-    async fn dispatch(&mut self, call: &ToolCall, declared: &mut Declarations, turn: u64) -> Result<Value, Dispatch> {
+    async fn dispatch(
+        &mut self,
+        call: &ToolCall,
+        declared: &mut Declarations,
+        turn: u64,
+    ) -> Result<Value, Dispatch> {
         if let Some(tool) = ModuleTool::parse(&call.name) {
             return self.module_call(tool, &call.arguments).await;
         }
         let Some(tool) = AgentTool::parse(&call.name) else {
-            return Err(Refusal::new("unknown_tool", format!("there is no tool named {:?}", call.name)).into());
+            return Err(
+                Refusal::new("unknown_tool", format!("there is no tool named {:?}", call.name)).into()
+            );
         };
         let in_machine = self.machine().is_some();
         if !tool.offered(self.profile()?, in_machine) {
@@ -57,7 +69,11 @@ impl Agent {
                 AgentTool::TransitionState if !in_machine => "you do not stand in a machine state",
                 _ => "your profile does not enable it",
             };
-            return Err(Refusal::new("not_offered", format!("{} is not among your tools: {why}", tool.name())).into());
+            return Err(Refusal::new(
+                "not_offered",
+                format!("{} is not among your tools: {why}", tool.name()),
+            )
+            .into());
         }
         match tool {
             AgentTool::Finish => {
@@ -68,13 +84,19 @@ impl Agent {
             AgentTool::Exec => {
                 let args: AgentArgs = parse_args(tool, &call.arguments)?;
                 self.check_roster(&args.agent)?;
-                declared.declare_succession(Succession::Exec { target: args.agent.clone(), prompt: args.prompt })?;
+                declared.declare_succession(Succession::Exec {
+                    target: args.agent.clone(),
+                    prompt: args.prompt,
+                })?;
                 Ok(json!({"exec": args.agent, "note": "takes effect when this turn ends"}))
             }
             AgentTool::TransitionState => {
                 let args: TransitionArgs = parse_args(tool, &call.arguments)?;
                 self.check_transition(&args.state)?;
-                declared.declare_succession(Succession::Transition { state: args.state.clone(), prompt: args.prompt })?;
+                declared.declare_succession(Succession::Transition {
+                    state: args.state.clone(),
+                    prompt: args.prompt,
+                })?;
                 Ok(json!({"transition_state": args.state, "note": "takes effect when this turn ends"}))
             }
             AgentTool::Fork => self.fork_call(call, declared, turn).await,
@@ -147,15 +169,27 @@ impl Agent {
         let launched = self.ctx.spawn_child(request).await.map_err(Refusal::from)?;
         self.state.subagents.insert(
             launched.pid.to_string(),
-            Subagent { via: "spawn".into(), agent: args.agent.clone(), turn, linked_memories: false, collected: false },
+            Subagent {
+                via: "spawn".into(),
+                agent: args.agent.clone(),
+                turn,
+                linked_memories: false,
+                collected: false,
+            },
         );
         Ok(json!({"id": launched.pid.to_string(), "agent": args.agent}))
     }
 
-    async fn wait_for_subagents(&mut self, args: WaitArgs, declared: &Declarations) -> Result<Value, Dispatch> {
+    async fn wait_for_subagents(
+        &mut self,
+        args: WaitArgs,
+        declared: &Declarations,
+    ) -> Result<Value, Dispatch> {
         let ids: Vec<String> = match args.ids {
             Some(ids) => ids,
-            None => self.state.subagents.iter().filter(|(_, s)| !s.collected).map(|(id, _)| id.clone()).collect(),
+            None => {
+                self.state.subagents.iter().filter(|(_, s)| !s.collected).map(|(id, _)| id.clone()).collect()
+            }
         };
         let mut pids = Vec::with_capacity(ids.len());
         for id in &ids {
@@ -172,7 +206,9 @@ impl Agent {
                 .into());
             }
             if !self.state.subagents.contains_key(id) {
-                return Err(Refusal::new("not_a_subagent", format!("{id} is not one of your subagents")).into());
+                return Err(
+                    Refusal::new("not_a_subagent", format!("{id} is not one of your subagents")).into()
+                );
             }
             pids.push(pid);
         }
@@ -199,7 +235,10 @@ impl Agent {
                 .ok_or_else(|| Refusal::new("no_parent", "you have no parent agent to message"))?
         } else {
             args.to.parse().map_err(|_| {
-                Refusal::new("bad_arguments", format!("{:?} is neither \"parent\" nor a subagent id", args.to))
+                Refusal::new(
+                    "bad_arguments",
+                    format!("{:?} is neither \"parent\" nor a subagent id", args.to),
+                )
             })?
         };
         let kind = if args.interrupt { MessageKind::Interrupt } else { MessageKind::Normal };

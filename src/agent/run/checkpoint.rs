@@ -2,7 +2,9 @@
 //! then the program checkpoint the agent restarts from.
 
 use super::error::AgentError;
-use super::persist::{self, COST_OBJECT, HISTORY_OBJECT, IDENTITY_OBJECT, LIBRARY_OBJECT, NOTEBOOK_OBJECT, TASKS_OBJECT};
+use super::persist::{
+    self, COST_OBJECT, HISTORY_OBJECT, IDENTITY_OBJECT, LIBRARY_OBJECT, NOTEBOOK_OBJECT, TASKS_OBJECT,
+};
 use super::program::Agent;
 use serde_json::{Value, json};
 
@@ -64,7 +66,8 @@ impl Agent {
     /// of what this process collected (the subagents whose results it waited for). Subagents
     /// are collected by the pid whose subtree they belong to.
     pub(crate) fn cost_record(&self) -> Value {
-        let collected: Vec<&String> = self.state.subagents.iter().filter(|(_, s)| s.collected).map(|(p, _)| p).collect();
+        let collected: Vec<&String> =
+            self.state.subagents.iter().filter(|(_, s)| s.collected).map(|(p, _)| p).collect();
         json!({
             "incarnations": self.state.costs,
             "by_profile": self.state.cost_by_profile(),

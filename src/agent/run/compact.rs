@@ -11,7 +11,11 @@ use crate::agent::telemetry::AgentEvent;
 
 impl Agent {
     /// Compacts the window if the next request would pass the trigger. Returns whether it did.
-    pub(crate) async fn compact_if_needed(&mut self, system: &str, tools: &[ToolSpec]) -> Result<bool, AgentError> {
+    pub(crate) async fn compact_if_needed(
+        &mut self,
+        system: &str,
+        tools: &[ToolSpec],
+    ) -> Result<bool, AgentError> {
         let profile = self.profile()?.clone();
         let fixed = tokens::system_tokens(system) + tools.iter().map(tokens::tool_spec_tokens).sum::<u64>();
         let request = fixed + tokens::window_tokens(&self.window);

@@ -9,7 +9,11 @@ use serde_json::{Value, json};
 
 impl Agent {
     /// Ends the session with `result`.
-    pub(crate) async fn finish(mut self, result: Option<Value>, forks: &[DeclaredFork]) -> Result<(), AgentError> {
+    pub(crate) async fn finish(
+        mut self,
+        result: Option<Value>,
+        forks: &[DeclaredFork],
+    ) -> Result<(), AgentError> {
         for fork in forks {
             // A fork that already ended, or that another call collected, answers at once.
             if let Ok(waited) = self.ctx.wait_child(fork.pid, true).await {

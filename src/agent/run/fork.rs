@@ -35,7 +35,8 @@ impl Agent {
     ) -> Result<Value, Dispatch> {
         let args: ForkArgs = parse_args(AgentTool::Fork, &call.arguments)?;
         let scope = self.memory_scope();
-        let linked = matches!(scope, Some(MemoryScope::Shared | MemoryScope::Inherited | MemoryScope::ReadOnly));
+        let linked =
+            matches!(scope, Some(MemoryScope::Shared | MemoryScope::Inherited | MemoryScope::ReadOnly));
         let memories = self.state.memory_link.as_ref().and_then(|l| l.oid.parse().ok()).filter(|_| linked);
         let mode = match scope {
             Some(MemoryScope::Shared | MemoryScope::Inherited) => ForkMode::Copy,
@@ -129,8 +130,13 @@ impl Agent {
                 .map_err(|_| AgentError::Corrupt { message: format!("a handoff to {:?}", handoff.pid) })?;
             let payload = super::persist::to_payload(&handoff.start)?;
             let request = CreateObject { payload, durable: true, ..Default::default() };
-            let created = self.ctx.create_object(request).await.map_err(AgentError::kernel("create_object"))?;
-            let delegate = Call::DelegateObject { target: ObjectTarget::Oid(created.oid), to: pid, rights: ObjectRights::READ };
+            let created =
+                self.ctx.create_object(request).await.map_err(AgentError::kernel("create_object"))?;
+            let delegate = Call::DelegateObject {
+                target: ObjectTarget::Oid(created.oid),
+                to: pid,
+                rights: ObjectRights::READ,
+            };
             self.ctx.call(delegate).await.map_err(AgentError::kernel("delegate_object"))?;
             let message = SendRequest {
                 to: pid,
@@ -149,7 +155,8 @@ impl Agent {
 
 /// What a fork did with each module, for its `agent_transition`.
 fn fork_moves(modules: &Modules, scope: Option<MemoryScope>) -> Vec<ModuleMoveRecord> {
-    let record = |module: &str, action: &str| ModuleMoveRecord { module: module.into(), action: action.into() };
+    let record =
+        |module: &str, action: &str| ModuleMoveRecord { module: module.into(), action: action.into() };
     let mut moves = vec![record("history", "copied")];
     if modules.tasks.is_some() {
         moves.push(record("tasks", "copied"));

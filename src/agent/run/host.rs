@@ -7,10 +7,10 @@ use super::program::AgentProgram;
 use crate::actors::ImageId;
 use crate::actors::Pid;
 use crate::actors::kernel::budget::Budget;
+use crate::actors::kernel::capability::{CapabilityRequest, Rights};
 use crate::actors::runtime::RootSpec;
 use crate::actors::runtime::program::Image;
 use crate::agent::brain::{Brain, Message};
-use crate::actors::kernel::capability::{CapabilityRequest, Rights};
 use crate::agent::config::{BrainBackend, Capability, CheckedConfig};
 use crate::agent::telemetry::Telemetry;
 use crate::agent::window::{ChunkStore, Window};
@@ -189,7 +189,8 @@ pub fn config_brains(
         match backends.get(&identity.brain).ok_or_else(no_brain)? {
             BrainBackend::Scripted { script } => {
                 // A fork plays `<script>.fork` when there is one: a copy has its own line.
-                let fork_script = identity.launch.fork.as_ref().and_then(|_| scripts.get(&format!("{script}.fork")));
+                let fork_script =
+                    identity.launch.fork.as_ref().and_then(|_| scripts.get(&format!("{script}.fork")));
                 let script = fork_script.or_else(|| scripts.get(script)).ok_or_else(no_brain)?;
                 Ok(Arc::new(crate::agent::brain::ScriptedBrain::new(script.skip(identity.turns_taken))))
             }

@@ -5,7 +5,9 @@
 use super::error::AgentError;
 use super::program::Agent;
 use super::start::FORK_CHANNEL;
-use crate::actors::kernel::mailbox::{MailboxQuery, Message as MailMessage, MessageFilter, MessageKind, Notice};
+use crate::actors::kernel::mailbox::{
+    MailboxQuery, Message as MailMessage, MessageFilter, MessageKind, Notice,
+};
 use crate::actors::kernel::status::Sender;
 use crate::agent::brain::Message;
 use crate::agent::limits::INBOX_PAGE;
@@ -16,8 +18,10 @@ impl Agent {
     pub(crate) async fn take_inbox(&mut self) -> Result<(), AgentError> {
         self.ctx.take_notices();
         self.interrupts.clear();
-        let query = MailboxQuery { filter: MessageFilter::default(), include_acked: false, limit: INBOX_PAGE };
-        let read = self.ctx.read_messages(query, true).await.map_err(AgentError::kernel("read_process_messages"))?;
+        let query =
+            MailboxQuery { filter: MessageFilter::default(), include_acked: false, limit: INBOX_PAGE };
+        let read =
+            self.ctx.read_messages(query, true).await.map_err(AgentError::kernel("read_process_messages"))?;
         for message in read.messages {
             if message.channel.as_deref() == Some(FORK_CHANNEL) {
                 continue;
@@ -74,7 +78,11 @@ impl Agent {
             MessageKind::Interrupt => "interrupt",
             MessageKind::Normal => "normal",
         };
-        self.emit(AgentEvent::MessageReceived { from_pid: from.clone(), text: message.body.clone(), kind: kind.into() });
+        self.emit(AgentEvent::MessageReceived {
+            from_pid: from.clone(),
+            text: message.body.clone(),
+            kind: kind.into(),
+        });
         format!("{kind} message from {from}: {}", message.body)
     }
 }

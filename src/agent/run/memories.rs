@@ -66,7 +66,11 @@ impl Agent {
 
     /// Runs a module call. Memories are read from their object first and written back at once
     /// (another holder may share them); the other modules are written at the turn boundary.
-    pub(crate) async fn module_call(&mut self, tool: ModuleTool, arguments: &Value) -> Result<Value, Dispatch> {
+    pub(crate) async fn module_call(
+        &mut self,
+        tool: ModuleTool,
+        arguments: &Value,
+    ) -> Result<Value, Dispatch> {
         let memories = tool.capability() == crate::agent::config::Capability::Memories;
         let oid = if memories { self.memories_oid() } else { None };
         if let Some(oid) = oid {
@@ -102,12 +106,17 @@ impl Agent {
     /// longer be reached (ended) is passed over.
     async fn notify_memory_holders(&self, call: &str) {
         let mut holders: Vec<String> = Vec::new();
-        let forked_from_linked = self.launch.fork.is_some() && self.state.memory_link.as_ref().is_some_and(|l| !l.owned);
+        let forked_from_linked =
+            self.launch.fork.is_some() && self.state.memory_link.as_ref().is_some_and(|l| !l.owned);
         if forked_from_linked && let Some(parent) = &self.launch.parent_pid {
             holders.push(parent.clone());
         }
         holders.extend(
-            self.state.subagents.iter().filter(|(_, s)| s.linked_memories && !s.collected).map(|(id, _)| id.clone()),
+            self.state
+                .subagents
+                .iter()
+                .filter(|(_, s)| s.linked_memories && !s.collected)
+                .map(|(id, _)| id.clone()),
         );
         for holder in holders {
             let Ok(to) = holder.parse() else { continue };

@@ -42,6 +42,9 @@ pub use memories::MEMORIES_CHANNEL;
 pub use program::AgentProgram;
 pub use prompt::render as render_system_prompt;
 pub use start::FORK_CHANNEL;
-pub use state::{AGENT_CHECKPOINT_VERSION, AgentState, ForkStart, IncarnationCost, MachineAt, MemoryLink, Subagent, add_usage};
+pub use state::{
+    AGENT_CHECKPOINT_VERSION, AgentState, ForkStart, IncarnationCost, MachineAt, MemoryLink, Subagent,
+    add_usage,
+};
 pub use tools::{AgentTool, all_tool_names, offered_tools};
 pub use turn::{Declarations, DeclaredFork, Resolved, Succession};

@@ -10,8 +10,8 @@
 
 use super::error::AgentError;
 use crate::actors::Oid;
-use crate::actors::runtime::calls::{Call, CallOk, CreateObject, ObjectTarget};
 use crate::actors::runtime::ProcessContext;
+use crate::actors::runtime::calls::{Call, CallOk, CreateObject, ObjectTarget};
 use serde_json::Value;
 
 /// The history object's name: the window's snapshot record.
@@ -34,9 +34,7 @@ pub const IDENTITY_OBJECT: &str = "agent.identity";
 pub async fn put(ctx: &ProcessContext, name: &str, payload: Value) -> Result<Oid, AgentError> {
     match ctx.write_object(ObjectTarget::Name(name.to_string()), payload.clone()).await {
         Ok(written) => Ok(written.oid),
-        Err(e) if e.code == "unknown_name" => {
-            create(ctx, name, payload).await
-        }
+        Err(e) if e.code == "unknown_name" => create(ctx, name, payload).await,
         Err(e) => Err(AgentError::Kernel { call: "write_object", error: e }),
     }
 }
@@ -52,7 +50,9 @@ pub async fn create(ctx: &ProcessContext, name: &str, payload: Value) -> Result<
 pub async fn get(ctx: &ProcessContext, name: &str) -> Result<Option<(Oid, Value)>, AgentError> {
     match ctx.call(Call::ReadObject { target: ObjectTarget::Name(name.to_string()) }).await {
         Ok(CallOk::Object(view)) => Ok(Some((view.oid, view.payload.unwrap_or(Value::Null)))),
-        Ok(_) => Err(AgentError::Corrupt { message: format!("read_object of {name} answered something else") }),
+        Ok(_) => {
+            Err(AgentError::Corrupt { message: format!("read_object of {name} answered something else") })
+        }
         Err(e) if e.code == "unknown_name" => Ok(None),
         Err(e) => Err(AgentError::Kernel { call: "read_object", error: e }),
     }
@@ -72,10 +72,12 @@ pub async fn put_oid(ctx: &ProcessContext, oid: Oid, payload: Value) -> Result<(
 
 /// Encodes a value as an object payload.
 pub fn to_payload<T: serde::Serialize>(value: &T) -> Result<Value, AgentError> {
-    serde_json::to_value(value).map_err(|e| AgentError::Corrupt { message: format!("cannot encode a module: {e}") })
+    serde_json::to_value(value)
+        .map_err(|e| AgentError::Corrupt { message: format!("cannot encode a module: {e}") })
 }
 
 /// Decodes an object payload.
 pub fn from_payload<T: serde::de::DeserializeOwned>(what: &str, value: Value) -> Result<T, AgentError> {
-    serde_json::from_value(value).map_err(|e| AgentError::Corrupt { message: format!("unreadable {what}: {e}") })
+    serde_json::from_value(value)
+        .map_err(|e| AgentError::Corrupt { message: format!("unreadable {what}: {e}") })
 }

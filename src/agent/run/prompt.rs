@@ -6,7 +6,12 @@ use crate::agent::config::{Capability, CheckedConfig, Profile, PromptVar};
 
 /// The system prompt for an agent running `profile` (standing in `machine` if it does),
 /// offered `tools`. It describes this incarnation only; it never enters the window.
-pub fn render(config: &CheckedConfig, profile: &Profile, machine: Option<&MachineAt>, tools: &[ToolSpec]) -> String {
+pub fn render(
+    config: &CheckedConfig,
+    profile: &Profile,
+    machine: Option<&MachineAt>,
+    tools: &[ToolSpec],
+) -> String {
     profile.system_prompt().render(|var| match var {
         PromptVar::Profile => profile.id().as_str().to_string(),
         PromptVar::Description => profile.description().unwrap_or_default().to_string(),
@@ -26,7 +31,9 @@ fn capabilities(profile: &Profile, machine: Option<&MachineAt>) -> String {
     let mut lines = Vec::new();
     for capability in profile.capabilities().iter() {
         let line = match capability {
-            Capability::History => "Your conversation is kept whole across turns, execs and forks.".to_string(),
+            Capability::History => {
+                "Your conversation is kept whole across turns, execs and forks.".to_string()
+            }
             Capability::Tasks => "You keep a task list.".to_string(),
             Capability::Notebook => "You keep a notebook of named pages.".to_string(),
             Capability::Memories => match profile.capabilities().memories() {

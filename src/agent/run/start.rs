@@ -51,15 +51,28 @@ impl Agent {
     ) -> Result<Agent, AgentError> {
         let placeholder: Arc<dyn crate::agent::brain::Brain> =
             Arc::new(crate::agent::brain::ScriptedBrain::new(Default::default()));
-        let mut agent =
-            Agent { host, ctx, launch, state, window, brain: placeholder, interrupts: Vec::new(), incarnation_turns: turns, written: Default::default() };
+        let mut agent = Agent {
+            host,
+            ctx,
+            launch,
+            state,
+            window,
+            brain: placeholder,
+            interrupts: Vec::new(),
+            incarnation_turns: turns,
+            written: Default::default(),
+        };
         let brain = agent.profile()?.brain().as_str().to_string();
         agent.brain = agent.make_brain(&brain)?;
         Ok(agent)
     }
 
     /// A root or a spawned subagent: the launch names a profile or a machine.
-    fn start_fresh(host: Arc<AgentHost>, ctx: ProcessContext, launch: AgentLaunch) -> Result<Agent, AgentError> {
+    fn start_fresh(
+        host: Arc<AgentHost>,
+        ctx: ProcessContext,
+        launch: AgentLaunch,
+    ) -> Result<Agent, AgentError> {
         let (profile, machine) = resolve_target(&host, &launch.agent)?;
         let caps = host
             .config
@@ -103,7 +116,11 @@ impl Agent {
     }
 
     /// A fork: waits for its forker's end-of-turn handoff, then opens on its own message.
-    async fn start_fork(host: Arc<AgentHost>, ctx: ProcessContext, launch: AgentLaunch) -> Result<Agent, AgentError> {
+    async fn start_fork(
+        host: Arc<AgentHost>,
+        ctx: ProcessContext,
+        launch: AgentLaunch,
+    ) -> Result<Agent, AgentError> {
         let start = receive_fork_start(&ctx).await?;
         let window = match host.handoffs.remove(&ctx.pid()) {
             Some((_, window)) => window,
@@ -194,7 +211,8 @@ async fn receive_fork_start(ctx: &ProcessContext) -> Result<ForkStart, AgentErro
         limit: 1,
     };
     loop {
-        let received = ctx.receive_messages(query.clone(), true, true).await.map_err(AgentError::kernel("receive"))?;
+        let received =
+            ctx.receive_messages(query.clone(), true, true).await.map_err(AgentError::kernel("receive"))?;
         let Some(message) = received.messages.into_iter().next() else { continue };
         let oid = message
             .payload

@@ -67,7 +67,10 @@ impl Agent {
             to_profile: profile.clone(),
             modules: moves
                 .iter()
-                .map(|m| ModuleMoveRecord { module: m.module.as_str().into(), action: m.action.as_str().into() })
+                .map(|m| ModuleMoveRecord {
+                    module: m.module.as_str().into(),
+                    action: m.action.as_str().into(),
+                })
                 .collect(),
             turn,
         });

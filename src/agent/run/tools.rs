@@ -179,11 +179,8 @@ pub fn all_tool_names() -> impl Iterator<Item = &'static str> {
 
 /// The tools offered to an agent running `profile`, agent calls first, then module calls.
 pub fn offered_tools(profile: &Profile, in_machine: bool) -> Vec<ToolSpec> {
-    let mut specs: Vec<ToolSpec> = AgentTool::ALL
-        .into_iter()
-        .filter(|t| t.offered(profile, in_machine))
-        .map(AgentTool::spec)
-        .collect();
+    let mut specs: Vec<ToolSpec> =
+        AgentTool::ALL.into_iter().filter(|t| t.offered(profile, in_machine)).map(AgentTool::spec).collect();
     specs.extend(ModuleTool::specs_for(profile.capabilities()));
     specs
 }

@@ -61,7 +61,9 @@ impl<M: DeserializeOwned> WindowSnapshot<M> {
         if version == 1 {
             let (snapshot, rest) = postcard::take_from_bytes::<WindowSnapshot<M>>(rest).map_err(decode)?;
             if !rest.is_empty() {
-                return Err(RestoreError::SnapshotDecode { message: format!("{} trailing bytes", rest.len()) });
+                return Err(RestoreError::SnapshotDecode {
+                    message: format!("{} trailing bytes", rest.len()),
+                });
             }
             return Ok(snapshot);
         }
