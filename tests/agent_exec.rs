@@ -18,7 +18,7 @@ async fn a_turn_without_calls_ends_the_session_with_its_text() {
     let (pid, done) = run_root(&host, &runtime, "lead", "say done").await;
     assert_eq!(done.status, Status::Exited);
     assert_eq!(done.result(), json!("all done"));
-    let kinds: Vec<&str> = events_of(&host, pid).iter().map(|r| kind(&r.event)).collect();
+    let kinds: Vec<&str> = events_of(&host, pid).iter().map(|r| r.event.type_name()).collect();
     assert_eq!(kinds, ["agent_spawned", "turn_completed", "agent_finished"]);
 }
 

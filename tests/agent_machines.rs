@@ -21,7 +21,7 @@ fn moves_of(event: &AgentEvent) -> Vec<(String, String)> {
 fn position(events: &[EventRecord], from: usize, kind_name: &str) -> usize {
     events[from..]
         .iter()
-        .position(|r| kind(&r.event) == kind_name)
+        .position(|r| r.event.type_name() == kind_name)
         .map(|i| i + from)
         .unwrap_or_else(|| panic!("no {kind_name} after event {from}: {events:#?}"))
 }

@@ -218,21 +218,6 @@ pub fn events_of(host: &AgentHost, pid: Pid) -> Vec<EventRecord> {
     host.telemetry().records().into_iter().filter(|r| r.pid == pid).collect()
 }
 
-/// The `type` tag of an event.
-pub fn kind(event: &AgentEvent) -> &'static str {
-    match event {
-        AgentEvent::AgentSpawned { .. } => "agent_spawned",
-        AgentEvent::AgentTransition { .. } => "agent_transition",
-        AgentEvent::FsmState { .. } => "fsm_state",
-        AgentEvent::TurnCompleted { .. } => "turn_completed",
-        AgentEvent::Compacted { .. } => "compacted",
-        AgentEvent::MessageSent { .. } => "message_sent",
-        AgentEvent::MessageReceived { .. } => "message_received",
-        AgentEvent::ToolRefused { .. } => "tool_refused",
-        AgentEvent::AgentFinished { .. } => "agent_finished",
-    }
-}
-
 /// The refusals recorded for a process: (tool, code, message).
 pub fn refusals(host: &AgentHost, pid: Pid) -> Vec<(String, String, String)> {
     events_of(host, pid)

@@ -99,16 +99,7 @@ impl Agent {
         };
         let agent = Agent::assemble(host, ctx, launch, state, window, 0)?;
         let via = if agent.launch.parent_agent_id.is_some() { SpawnVia::Spawn } else { SpawnVia::Root };
-        agent.emit(AgentEvent::AgentSpawned {
-            profile,
-            parent_agent_id: agent.state.parent_agent_id.clone(),
-            via,
-            depth: agent.state.depth,
-            machine: machine.as_ref().map(|m| m.machine.clone()),
-            state: machine.as_ref().map(|m| m.state.clone()),
-            inherited_messages: 0,
-            opening: vec![opening],
-        });
+        agent.emit_spawned(via, 0, opening);
         if let Some(at) = machine {
             agent.emit(AgentEvent::FsmState { machine: at.machine, state: at.state, from: None });
         }
@@ -150,16 +141,7 @@ impl Agent {
             pending_handoffs: Vec::new(),
         };
         let agent = Agent::assemble(host, ctx, launch, state, window, 0)?;
-        agent.emit(AgentEvent::AgentSpawned {
-            profile: start.profile,
-            parent_agent_id: Some(start.forker),
-            via: SpawnVia::Fork,
-            depth: agent.state.depth,
-            machine: start.machine.as_ref().map(|m| m.machine.clone()),
-            state: start.machine.as_ref().map(|m| m.state.clone()),
-            inherited_messages: inherited,
-            opening: vec![opening],
-        });
+        agent.emit_spawned(SpawnVia::Fork, inherited, opening);
         Ok(agent)
     }
 

@@ -97,16 +97,7 @@ impl Agent {
             TransitionKind::Fsm => SpawnVia::Fsm,
             _ => SpawnVia::Exec,
         };
-        self.emit(AgentEvent::AgentSpawned {
-            profile,
-            parent_agent_id: self.state.parent_agent_id.clone(),
-            via,
-            depth: self.state.depth,
-            machine: machine.as_ref().map(|m| m.machine.clone()),
-            state: machine.as_ref().map(|m| m.state.clone()),
-            inherited_messages: (self.window.len() - 1) as u64,
-            opening: vec![opening],
-        });
+        self.emit_spawned(via, (self.window.len() - 1) as u64, opening);
         if let Some(at) = machine.filter(|_| kind == TransitionKind::Fsm || entered_machine) {
             self.emit(AgentEvent::FsmState { machine: at.machine, state: at.state, from: from_state });
         }
