@@ -10,5 +10,6 @@ pub use agentvisor_actors as actors;
 pub mod agent;
 pub mod demo;
 pub mod images;
+pub mod rig;
 pub mod scenario;
 pub mod tools;

@@ -1,0 +1,9 @@
+//! Rigs: a declared set of seats (members) run together, each seat an agent session on one
+//! runtime — `native` (an agentvisor agent), `claude-code`, `codex`, or `terminal` — that may
+//! start from a prior conversation source (`session_source`, mode `fork`). See `docs/rigs.md`.
+//!
+//! - `types.rs`: the checked rig types (`RigSpec`, `Member`, `SeatRuntime`, `SessionSource`).
+
+mod types;
+
+pub use types::{MemberId, Member, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
