@@ -74,6 +74,7 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
     if rt.is_read_only() {
         bail!("another agentvisor runtime owns {}; stop it or pass another --state DIR", state.display());
     }
+    host.attach_store(rt.store());
     let mut events = telemetry.subscribe();
     let root = rt.spawn_root(spec).await?;
     eprintln!("agent {} launched as process {root}", args.agent);

@@ -6,4 +6,4 @@
 
 mod types;
 
-pub use types::{MemberId, Member, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
+pub use types::{Member, MemberId, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};

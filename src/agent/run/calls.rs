@@ -159,6 +159,7 @@ impl Agent {
             depth: self.state.depth + 1,
             parent_agent_id: Some(self.state.agent_id.clone()),
             parent_pid: Some(self.ctx.pid().to_string()),
+            source: None,
             fork: None,
         };
         let request = LaunchRequest {

@@ -48,6 +48,7 @@ impl Agent {
             depth: self.state.depth + 1,
             parent_agent_id: Some(self.state.agent_id.clone()),
             parent_pid: Some(self.ctx.pid().to_string()),
+            source: None,
             fork: Some(ForkOrigin { of_agent: self.state.agent_id.clone(), turn }),
         };
         let request = ForkRequest {

@@ -10,6 +10,7 @@ use crate::actors::kernel::budget::Budget;
 use crate::actors::kernel::capability::{CapabilityRequest, Rights};
 use crate::actors::runtime::RootSpec;
 use crate::actors::runtime::program::Image;
+use crate::actors::store::Store;
 use crate::agent::brain::{Brain, Message};
 use crate::agent::config::{BrainBackend, Capability, CheckedConfig};
 use crate::agent::telemetry::Telemetry;
@@ -67,6 +68,11 @@ pub struct AgentHost {
     pub(crate) handoffs: DashMap<Pid, Window<Message>>,
     /// The budget a root agent is launched with when the caller gives none.
     pub(crate) root_budget: Budget,
+    /// The image id its agents run on.
+    image_id: ImageId,
+    /// The runtime's store, once attached: where a seat started from a prior conversation
+    /// source reads that source's last checkpoint.
+    store: std::sync::OnceLock<Arc<dyn Store>>,
 }
 
 impl std::fmt::Debug for AgentHost {
@@ -91,7 +97,60 @@ impl AgentHost {
             telemetry,
             handoffs: DashMap::new(),
             root_budget: Budget::UNLIMITED,
+            store: std::sync::OnceLock::new(),
+            image_id: ImageId(AGENT_IMAGE.to_string()),
         })
+    }
+
+    /// The same, on an image of its own (`agent.<suffix>`), for a runtime that runs agents of
+    /// several configurations side by side (a rig whose members name different agent files).
+    pub fn with_image_suffix(
+        suffix: &str,
+        config: CheckedConfig,
+        brains: Arc<dyn BrainProvider>,
+        chunks: Arc<dyn ChunkStore + Send + Sync>,
+        telemetry: Telemetry,
+    ) -> Arc<AgentHost> {
+        let mut host = AgentHost::new(config, brains, chunks, telemetry);
+        if let Some(h) = Arc::get_mut(&mut host) {
+            h.image_id = ImageId(format!("{AGENT_IMAGE}.{suffix}"));
+        }
+        host
+    }
+
+    /// The image id its agents run on.
+    pub fn image_id(&self) -> &ImageId {
+        &self.image_id
+    }
+
+    /// Gives the host the store of the runtime its image runs on, so that launches with a
+    /// `source` can read the source session. The first store attached stays.
+    pub fn attach_store(&self, store: Arc<dyn Store>) {
+        let _ = self.store.set(store);
+    }
+
+    /// The conversation of the agent process `source` as of its last checkpoint: what a
+    /// session started from it opens on. Refused if the process is unknown, is not an agent,
+    /// or has no checkpoint yet.
+    pub fn source_window(&self, source: &str) -> Result<Window<Message>, AgentError> {
+        let unknown = |why: &str| AgentError::BadLaunch {
+            message: format!("the conversation source {source:?} cannot be resolved: {why}"),
+        };
+        let store = self.store.get().ok_or_else(|| unknown("no runtime store is attached to this host"))?;
+        let pid: Pid = source.parse().map_err(|_| unknown("it is not a process id"))?;
+        let row = store
+            .process(pid)
+            .map_err(|e| unknown(&e.to_string()))?
+            .ok_or_else(|| unknown("no such process"))?;
+        if !row.image.as_str().starts_with(AGENT_IMAGE) {
+            return Err(unknown("the process is not an agent"));
+        }
+        let envelope = store
+            .checkpoint(pid)
+            .map_err(|e| unknown(&e.to_string()))?
+            .ok_or_else(|| unknown("the agent has no checkpointed turn"))?;
+        let state = super::state::AgentState::decode(&envelope.body)?;
+        Ok(Window::restore(state.window, &*self.chunks)?)
     }
 
     /// The checked configuration.
@@ -107,21 +166,41 @@ impl AgentHost {
     /// The agent image, to register in the runtime's options.
     pub fn image(self: &Arc<Self>) -> Image {
         let host = Arc::clone(self);
-        Image::new(AGENT_IMAGE, move |start| Box::new(AgentProgram::new(Arc::clone(&host), start)))
+        Image::new(self.image_id.as_str(), move |start| Box::new(AgentProgram::new(Arc::clone(&host), start)))
             .offers(super::tools::all_tool_names())
     }
 
     /// A root launch of `agent` (a profile or machine id) with `prompt`. Refused before any
     /// process exists if the configuration has no such id.
     pub fn root_spec(&self, agent: &str, prompt: &str) -> Result<RootSpec, AgentError> {
+        self.launch_spec(AgentLaunch::new(agent, prompt))
+    }
+
+    /// A root launch of `agent` whose conversation starts from the last checkpointed
+    /// conversation of the agent process `source` (a new session, forked from that source
+    /// session; the source is not continued). The source is resolved when the new process
+    /// starts; an unresolvable one fails it with the reason.
+    pub fn root_spec_from_source(
+        &self,
+        agent: &str,
+        prompt: &str,
+        source: &str,
+    ) -> Result<RootSpec, AgentError> {
+        let mut launch = AgentLaunch::new(agent, prompt);
+        launch.source = Some(source.to_string());
+        self.launch_spec(launch)
+    }
+
+    fn launch_spec(&self, launch: AgentLaunch) -> Result<RootSpec, AgentError> {
+        let agent = launch.agent.as_str();
         if self.config.target(agent).is_none() {
             return Err(AgentError::BadLaunch {
                 message: format!("no profile or machine has the id {agent:?}"),
             });
         }
         Ok(RootSpec {
-            goal: AgentLaunch::new(agent, prompt).to_goal(),
-            image: ImageId(AGENT_IMAGE.to_string()),
+            goal: launch.to_goal(),
+            image: self.image_id.clone(),
             cwd: "/".to_string(),
             capabilities: self.launch_capabilities(agent),
             budget: self.root_budget,

@@ -25,6 +25,11 @@ pub struct AgentLaunch {
     /// The launching process's pid, if any: where `send_message` to `parent` goes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_pid: Option<String>,
+    /// Set for a seat started from a prior conversation source: the agent process (pid) whose
+    /// last checkpointed conversation the new session starts from. The source is not
+    /// continued; the new session is its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// Set for a fork: where its copy of the conversation comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork: Option<ForkOrigin>,
@@ -49,6 +54,7 @@ impl AgentLaunch {
             depth: 0,
             parent_agent_id: None,
             parent_pid: None,
+            source: None,
             fork: None,
         }
     }

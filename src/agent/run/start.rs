@@ -79,8 +79,19 @@ impl Agent {
             .profile(&profile)
             .map(|p| p.capabilities().clone())
             .ok_or_else(|| AgentError::BadLaunch { message: format!("no profile {profile:?}") })?;
-        let mut window = Window::new();
-        let opening = Message::user(launch.prompt.clone());
+        let (mut window, opening) = match &launch.source {
+            Some(source) => (
+                host.source_window(source)?.fork(),
+                Message::user(format!(
+                    "This session was started from prior conversation source {source}: it is forked \
+                     from that source session, whose conversation is above; the source itself is not \
+                     continued. {}",
+                    launch.prompt
+                )),
+            ),
+            None => (Window::new(), Message::user(launch.prompt.clone())),
+        };
+        let inherited = window.len() as u64;
         window.push(opening.clone())?;
         let agent_id = new_agent_id();
         let state = AgentState {
@@ -99,7 +110,7 @@ impl Agent {
         };
         let agent = Agent::assemble(host, ctx, launch, state, window, 0)?;
         let via = if agent.launch.parent_agent_id.is_some() { SpawnVia::Spawn } else { SpawnVia::Root };
-        agent.emit_spawned(via, 0, opening);
+        agent.emit_spawned(via, inherited, opening);
         if let Some(at) = machine {
             agent.emit(AgentEvent::FsmState { machine: at.machine, state: at.state, from: None });
         }
