@@ -1,6 +1,6 @@
 //! `ChunkId`: the content address of a sealed chunk.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// The BLAKE3 hash of a sealed chunk's encoded bytes (the encoding is in the
@@ -12,8 +12,32 @@ use std::fmt;
 /// record, so a put is idempotent; and sealing needs neither a clock nor randomness, so a
 /// window stays a pure value. The cost is one hash per chunk, paid once at its first snapshot
 /// and cached in the chunk, which every fork shares.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+///
+/// Serialized as 64 lowercase hex digits in human-readable formats (JSON snapshot records and
+/// module objects), as 32 raw bytes otherwise.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ChunkId([u8; 32]);
+
+impl Serialize for ChunkId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            serializer.collect_str(self)
+        } else {
+            self.0.serialize(serializer)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ChunkId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ChunkId, D::Error> {
+        if !deserializer.is_human_readable() {
+            return <[u8; 32]>::deserialize(deserializer).map(ChunkId);
+        }
+        let text = String::deserialize(deserializer)?;
+        ChunkId::parse_hex(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("{text:?} is not a 64-digit hex chunk id")))
+    }
+}
 
 impl ChunkId {
     /// The id of these encoded chunk bytes.
@@ -24,6 +48,20 @@ impl ChunkId {
     /// An id from its 32 raw bytes (as a store keeps it).
     pub const fn from_bytes(bytes: [u8; 32]) -> ChunkId {
         ChunkId(bytes)
+    }
+
+    /// An id from its 64 hex digits (either case); `None` if it is not one.
+    pub fn parse_hex(text: &str) -> Option<ChunkId> {
+        let digits = text.as_bytes();
+        if digits.len() != 64 {
+            return None;
+        }
+        let mut bytes = [0u8; 32];
+        for (i, pair) in digits.chunks(2).enumerate() {
+            let pair = std::str::from_utf8(pair).ok()?;
+            bytes[i] = u8::from_str_radix(pair, 16).ok()?;
+        }
+        Some(ChunkId(bytes))
     }
 
     /// The 32 raw bytes.
