@@ -14,14 +14,22 @@ use crate::agent::limits::INBOX_PAGE;
 use crate::agent::telemetry::AgentEvent;
 
 impl Agent {
-    /// Reads unacknowledged messages (acknowledging them) into the window as notes.
+    /// Reads unacknowledged messages (acknowledging them) into the window as notes. The
+    /// mailbox is read only when something may be in it: at an execution's first turn, after
+    /// a notice that no tool result showed, or while an earlier page left messages behind.
     pub(crate) async fn take_inbox(&mut self) -> Result<(), AgentError> {
-        self.ctx.take_notices();
+        let noticed =
+            !self.ctx.take_notices().is_empty() || !self.interrupts.is_empty() || !self.normals.is_empty();
         self.interrupts.clear();
+        self.normals.clear();
+        if !noticed && !self.inbox_unread {
+            return Ok(());
+        }
         let query =
             MailboxQuery { filter: MessageFilter::default(), include_acked: false, limit: INBOX_PAGE };
         let read =
             self.ctx.read_messages(query, true).await.map_err(AgentError::kernel("read_process_messages"))?;
+        self.inbox_unread = read.has_more;
         for message in read.messages {
             if message.channel.as_deref() == Some(FORK_CHANNEL) {
                 continue;
@@ -36,7 +44,12 @@ impl Agent {
     /// before the next call's result.
     pub(crate) async fn show_interrupts(&mut self) -> String {
         let mut pending = std::mem::take(&mut self.interrupts);
-        pending.extend(self.ctx.take_notices().into_iter().filter(|n| n.kind == MessageKind::Interrupt));
+        let (interrupts, normal): (Vec<Notice>, Vec<Notice>) =
+            self.ctx.take_notices().into_iter().partition(|n| n.kind == MessageKind::Interrupt);
+        pending.extend(interrupts);
+        // Normal notices delivered before this call (with the loop's own calls) are shown
+        // after its result.
+        self.normals.extend(normal);
         self.read_notices(pending).await
     }
 
@@ -46,7 +59,9 @@ impl Agent {
         let (interrupts, normal): (Vec<Notice>, Vec<Notice>) =
             self.ctx.take_notices().into_iter().partition(|n| n.kind == MessageKind::Interrupt);
         self.interrupts.extend(interrupts);
-        self.read_notices(normal).await
+        let mut shown = std::mem::take(&mut self.normals);
+        shown.extend(normal);
+        self.read_notices(shown).await
     }
 
     async fn read_notices(&mut self, notices: Vec<Notice>) -> String {

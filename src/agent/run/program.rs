@@ -53,6 +53,14 @@ pub(crate) struct Agent {
     pub(crate) brain: Arc<dyn Brain>,
     /// Interrupt notices delivered with earlier answers, shown before the next call's result.
     pub(crate) interrupts: Vec<Notice>,
+    /// Normal notices delivered with the loop's own calls, shown after the next call's result.
+    pub(crate) normals: Vec<Notice>,
+    /// Whether the mailbox may hold unread messages no notice announced (at an execution's
+    /// start, or when a page of the inbox left some behind).
+    pub(crate) inbox_unread: bool,
+    /// The system prompt and tools rendered for the current incarnation, by (profile, machine
+    /// state): rendered once per incarnation, not once per turn.
+    pub(crate) rendered: Option<(String, Option<MachineAt>, String, Vec<ToolSpec>)>,
     /// Turns the current incarnation has taken.
     pub(crate) incarnation_turns: u64,
     /// The module objects as this execution last wrote them (unchanged ones are not rewritten).
@@ -113,10 +121,19 @@ impl Agent {
     }
 
     /// The tools offered now, and the system prompt rendered for them.
-    fn request_parts(&self) -> Result<(String, Vec<ToolSpec>), AgentError> {
+    fn request_parts(&mut self) -> Result<(String, Vec<ToolSpec>), AgentError> {
+        let in_machine = self.state.machine.is_some();
+        if let Some((profile, machine, system, tools)) = &self.rendered
+            && *profile == self.state.profile
+            && *machine == self.state.machine
+        {
+            return Ok((system.clone(), tools.clone()));
+        }
         let profile = self.profile()?;
-        let tools = offered_tools(profile, self.state.machine.is_some());
+        let tools = offered_tools(profile, in_machine);
         let system = super::prompt::render(&self.host.config, profile, self.state.machine.as_ref(), &tools);
+        self.rendered =
+            Some((self.state.profile.clone(), self.state.machine.clone(), system.clone(), tools.clone()));
         Ok((system, tools))
     }
 

@@ -59,6 +59,9 @@ impl Agent {
             window,
             brain: placeholder,
             interrupts: Vec::new(),
+            normals: Vec::new(),
+            inbox_unread: true,
+            rendered: None,
             incarnation_turns: turns,
             written: Default::default(),
         };
