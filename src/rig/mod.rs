@@ -3,7 +3,9 @@
 //! start from a prior conversation source (`session_source`, mode `fork`). See `docs/rigs.md`.
 //!
 //! - `types.rs`: the checked rig types (`RigSpec`, `Member`, `SeatRuntime`, `SessionSource`).
+//! - `run/`: the runner: agent hosts for native seats, launching and persisting every seat.
 
+pub mod run;
 mod types;
 
 pub use types::{Member, MemberId, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};

@@ -217,12 +217,19 @@ impl Agent {
         for pid in pids {
             let waited = self.ctx.wait_child(pid, true).await.map_err(Refusal::from)?;
             let result = self.collect_subagent(&waited).await;
-            results.push(json!({
+            let mut entry = json!({
                 "id": pid.to_string(),
                 "status": waited.status.as_str(),
                 "outcome": waited.outcome,
                 "result": result,
-            }));
+            });
+            if args.merge {
+                entry["merged"] = match self.ctx.merge_child(pid, true).await {
+                    Ok(merged) => json!({"merged_oids": merged.merged_oids, "skipped": merged.skipped_oids.len()}),
+                    Err(e) => json!({"error": {"code": e.code, "message": e.message}}),
+                };
+            }
+            results.push(entry);
         }
         Ok(json!({"subagents": results}))
     }

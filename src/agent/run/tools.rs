@@ -105,9 +105,14 @@ impl AgentTool {
                 "Wait until the given subagents (all uncollected ones if `ids` is omitted) have \
                  ended, and return each one's status and result. A fork cannot be waited on in \
                  the turn that created it: its id is real when fork returns, and it becomes your \
-                 child once the turn ends. Collect it on a later turn.",
+                 child once the turn ends. Collect it on a later turn. With `merge`, each \
+                 subagent's objects become yours once it has ended.",
                 object(
-                    json!({"ids": {"type": "array", "items": {"type": "string"}, "description": "Subagent ids."}}),
+                    json!({
+                        "ids": {"type": "array", "items": {"type": "string"}, "description": "Subagent ids."},
+                        "merge": {"type": "boolean", "default": false,
+                                  "description": "Also take each subagent's objects (its notebook, task list, results) into your memory."}
+                    }),
                     &[],
                 ),
             ),
@@ -212,6 +217,9 @@ pub(crate) struct WaitArgs {
     /// Subagent ids; all uncollected ones if omitted.
     #[serde(default)]
     pub(crate) ids: Option<Vec<String>>,
+    /// Also take each ended subagent's objects into this agent's memory (kernel merge).
+    #[serde(default)]
+    pub(crate) merge: bool,
 }
 
 /// `send_message`'s arguments.

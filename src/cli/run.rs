@@ -1,0 +1,238 @@
+//! `agentvisor run RIG.yaml`: runs a rig's seats to their end on the state directory, with a
+//! live view of each seat (its state, its turns, its process tree) and a final summary of
+//! outcomes and cost. Seats added meanwhile by `agentvisor rig expand` are picked up.
+
+use super::agent::WINDOWS_FILE;
+use agentvisor::actors::Pid;
+use agentvisor::actors::runtime::Runtime;
+use agentvisor::actors::store::ProcessQuery;
+use agentvisor::agent::telemetry::{AgentEvent, EVENTS_FILE, Telemetry};
+use agentvisor::agent::window::SqliteChunkStore;
+use agentvisor::images::builtin_images;
+use agentvisor::rig::RigSpec;
+use agentvisor::rig::run::{Adapters, RigHosts, RigRunner, SeatOutcome, SeatProgress};
+use agentvisor::rig::spec::{LoadRigError, load_rig};
+use agentvisor::rig::store::{SEAT_STORE_FILE, SeatStatus, SeatStore, SqliteSeatStore};
+use anyhow::{Context, bail};
+use std::collections::{BTreeMap, HashMap};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Arguments of `agentvisor run`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct RunArgs {
+    /// The rig spec (YAML).
+    rig: PathBuf,
+    /// Print the final outcomes as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Everything a rig run needs opened on a state directory.
+pub(crate) struct Opened {
+    pub(crate) runner: RigRunner,
+    pub(crate) rt: Arc<Runtime>,
+    pub(crate) store: Arc<dyn SeatStore>,
+    pub(crate) telemetry: Telemetry,
+}
+
+/// Loads a spec, or prints why it cannot be and returns the exit code.
+pub(crate) fn load_spec(path: &Path) -> Result<RigSpec, ExitCode> {
+    match load_rig(path) {
+        Ok(spec) => Ok(spec),
+        Err(e @ LoadRigError::Invalid { .. }) => {
+            eprintln!("{e}");
+            Err(ExitCode::from(2))
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            Err(ExitCode::from(1))
+        }
+    }
+}
+
+/// Opens the runtime, the seat store and the agent hosts for `spec` on `state`; `None` (after
+/// printing why) when the runtime is owned by another process.
+pub(crate) async fn open(state: &Path, spec: &RigSpec, base: &Path) -> anyhow::Result<Opened> {
+    std::fs::create_dir_all(state).with_context(|| format!("failed to create {}", state.display()))?;
+    let chunks = SqliteChunkStore::open(state.join(WINDOWS_FILE))
+        .with_context(|| format!("failed to open the window store in {}", state.display()))?;
+    let telemetry = Telemetry::with_jsonl(state.join(EVENTS_FILE))?;
+    let hosts = RigHosts::load(spec, base, Arc::new(chunks), &telemetry)?;
+    let rt = Runtime::open(state, hosts.register(builtin_images()))
+        .await
+        .with_context(|| format!("failed to open the state directory {}", state.display()))?;
+    if rt.is_read_only() {
+        bail!("another agentvisor runtime owns {}; stop it or pass another --state DIR", state.display());
+    }
+    let store: Arc<dyn SeatStore> = Arc::new(
+        SqliteSeatStore::open(state.join(SEAT_STORE_FILE))
+            .with_context(|| format!("failed to open the seat store in {}", state.display()))?,
+    );
+    let rt = Arc::new(rt);
+    let runner = RigRunner::new(Arc::clone(&rt), hosts, Arc::clone(&store), Adapters::default(), base.to_path_buf());
+    Ok(Opened { runner, rt, store, telemetry })
+}
+
+pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
+    let spec = match load_spec(&args.rig) {
+        Ok(spec) => spec,
+        Err(code) => return Ok(code),
+    };
+    let base = args.rig.parent().map(Path::to_path_buf).unwrap_or_default();
+    let opened = open(state, &spec, &base).await?;
+    let view = tokio::spawn(live_view(Arc::clone(&opened.rt), opened.runner.watch(), opened.telemetry.clone()));
+    let (rig, mut outcomes) =
+        opened.runner.run(&spec, &args.rig.display().to_string()).await.context("the rig could not start")?;
+    // Seats `rig expand` declared while the run went on.
+    loop {
+        let pending: Vec<_> = opened
+            .store
+            .seats(&rig)?
+            .into_iter()
+            .filter(|s| s.status == SeatStatus::Declared)
+            .filter(|s| !outcomes.iter().any(|o: &SeatOutcome| o.member == s.member.as_str()))
+            .collect();
+        if pending.is_empty() {
+            break;
+        }
+        let members = pending.iter().filter_map(|s| serde_json::from_str(&s.member_json).ok()).collect::<Vec<_>>();
+        outcomes.extend(opened.runner.launch_all(&rig, &members).await);
+    }
+    view.abort();
+    let _ = view.await;
+    print_summary(&rig.to_string(), &outcomes, args.json)?;
+    let Opened { runner, rt, .. } = opened;
+    drop(runner);
+    if let Ok(rt) = Arc::try_unwrap(rt) {
+        rt.shutdown().await?;
+    }
+    let failed = outcomes.iter().any(|o| o.status != SeatStatus::Realized || o.process_status.as_deref().is_some_and(|s| s != "exited"));
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Prints seat changes as they happen: on a terminal, a redrawn block with a line and a
+/// turn bar per seat and its process tree; otherwise one line per change.
+async fn live_view(
+    rt: Arc<Runtime>,
+    mut seats: tokio::sync::watch::Receiver<BTreeMap<String, SeatProgress>>,
+    telemetry: Telemetry,
+) {
+    let tty = std::io::stderr().is_terminal();
+    let mut events = telemetry.subscribe();
+    let mut turns: HashMap<String, u64> = HashMap::new();
+    let mut last: BTreeMap<String, SeatProgress> = BTreeMap::new();
+    let mut drawn = 0usize;
+    let mut tick = tokio::time::interval(Duration::from_millis(150));
+    loop {
+        tokio::select! {
+            changed = seats.changed() => if changed.is_err() { return },
+            event = events.recv() => {
+                if let Ok(record) = event && let AgentEvent::TurnCompleted { .. } = record.event {
+                    *turns.entry(record.pid).or_default() += 1;
+                }
+                continue;
+            }
+            _ = tick.tick() => if !tty { continue },
+        }
+        let now = seats.borrow().clone();
+        if tty {
+            let lines = draw(&rt, &now, &turns);
+            let mut err = std::io::stderr().lock();
+            if drawn > 0 {
+                let _ = write!(err, "\x1b[{drawn}A\x1b[J");
+            }
+            for line in &lines {
+                let _ = writeln!(err, "{line}");
+            }
+            drawn = lines.len();
+        } else {
+            for (member, seat) in &now {
+                if last.get(member) != Some(seat) {
+                    eprintln!("{member:<16} {:<9} {}", seat.status.as_str(), seat.note);
+                }
+            }
+        }
+        last = now;
+    }
+}
+
+fn draw(rt: &Runtime, seats: &BTreeMap<String, SeatProgress>, turns: &HashMap<String, u64>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (member, seat) in seats {
+        let mut tree = Vec::new();
+        if let Some(pid) = seat.pid {
+            subtree_lines(rt, pid, 1, &mut tree);
+        }
+        let done: u64 = seat.pid.map(|p| subtree_turns(rt, p, turns)).unwrap_or(0);
+        let filled = usize::try_from(done.min(20)).unwrap_or(20);
+        lines.push(format!(
+            "{member:<16} {:<9} [{}{}] {done:>4} turns  {}",
+            seat.status.as_str(),
+            "#".repeat(filled),
+            ".".repeat(20 - filled),
+            seat.note
+        ));
+        lines.extend(tree);
+    }
+    lines
+}
+
+fn children(rt: &Runtime, pid: Pid) -> Vec<agentvisor::actors::kernel::process::ProcessRow> {
+    rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })
+        .unwrap_or_default()
+}
+
+fn subtree_lines(rt: &Runtime, pid: Pid, depth: usize, out: &mut Vec<String>) {
+    if let Ok(Some(row)) = rt.process(pid) {
+        let agent = serde_json::from_str::<serde_json::Value>(&row.goal)
+            .ok()
+            .and_then(|g| g.get("agent").and_then(|a| a.as_str()).map(str::to_string))
+            .unwrap_or_default();
+        out.push(format!("{}└ {} {} {}", "  ".repeat(depth), &pid.to_string()[..8], row.status, agent));
+    }
+    for child in children(rt, pid) {
+        subtree_lines(rt, child.pid, depth + 1, out);
+    }
+}
+
+fn subtree_turns(rt: &Runtime, pid: Pid, turns: &HashMap<String, u64>) -> u64 {
+    turns.get(&pid.to_string()).copied().unwrap_or(0)
+        + children(rt, pid).iter().map(|c| subtree_turns(rt, c.pid, turns)).sum::<u64>()
+}
+
+fn print_summary(rig: &str, outcomes: &[SeatOutcome], json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"rig": rig, "seats": outcomes}))?);
+        return Ok(());
+    }
+    println!();
+    println!("rig {rig}: {} seats", outcomes.len());
+    println!("{:<16} {:<11} {:<9} {:<8} {:>9} {:>8}  origin / result", "MEMBER", "RUNTIME", "SEAT", "PROCESS", "TOKENS IN", "OUT");
+    for o in outcomes {
+        let (input, output) = o.usage.map_or((0, 0), |u| (u.input_tokens, u.output_tokens));
+        let detail = match (&o.failed_step, &o.error) {
+            (Some(step), Some(error)) => format!("failed at {step}: {error}"),
+            _ => format!("{}; result {}", o.origin(), o.result.clone().unwrap_or_default()),
+        };
+        println!(
+            "{:<16} {:<11} {:<9} {:<8} {input:>9} {output:>8}  {detail}",
+            o.member,
+            o.runtime,
+            o.status.as_str(),
+            o.process_status.as_deref().unwrap_or("-"),
+        );
+        if let Some(token) = &o.token {
+            println!("{:<16} token {token}", "");
+        }
+    }
+    let total = outcomes.iter().filter_map(|o| o.usage).fold(agentvisor::agent::brain::Usage::default(), |a, b| {
+        agentvisor::agent::run::add_usage(&a, &b)
+    });
+    let cost = total.cost_micros.map_or("not reported".to_string(), |c| format!("{c} µ"));
+    println!("total: {} input tokens, {} output tokens, cost {cost}", total.input_tokens, total.output_tokens);
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! Running a rig: the agent hosts its native seats run on, the runner that launches every
+//! seat and persists its state, and each seat's outcome.
+
+mod hosts;
+mod runner;
+mod seat;
+
+pub use hosts::{HostError, RigHosts, read_scripts, scripts_beside};
+pub use runner::{Adapters, EXTERNAL_COMMAND_TIMEOUT, RigRunner, RunError, SEAT_REF_PREFIX, SeatProgress};
+pub use seat::SeatOutcome;

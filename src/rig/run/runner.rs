@@ -1,0 +1,450 @@
+//! `RigRunner`: launches a rig's seats on their runtimes, persisting each seat's state
+//! (declared → resolved → realized | failed) as it goes, and waits for native seats to end.
+//!
+//! Order: seats launch concurrently, except that a seat forked from another seat of the same
+//! rig (`native_id: seat:<member>`) waits until that seat's session has ended, so it forks the
+//! finished conversation. A seat counts as launched only once its new token is durably
+//! written; a native seat whose token cannot be written is terminated and recorded failed.
+
+use super::hosts::RigHosts;
+use super::seat::SeatOutcome;
+use crate::actors::runtime::Runtime;
+use crate::actors::kernel::status::SignalKind;
+use crate::actors::{Outcome, Pid};
+use crate::agent::brain::Usage;
+use crate::agent::run::add_usage;
+use crate::agent::run::persist::COST_OBJECT;
+use crate::rig::adapter::{AdapterError, ClaudeCodeAdapter, CodexAdapter, SeatAdapter, SeatLaunch, TerminalAdapter};
+use crate::rig::store::{SeatStatus, SeatStore};
+use crate::rig::{Member, MemberId, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// The prefix of a native id naming a seat of the same rig: `seat:<member>`.
+pub const SEAT_REF_PREFIX: &str = "seat:";
+
+/// How long an external runtime's command may run before it is killed.
+pub const EXTERNAL_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The adapters for the external runtimes.
+pub struct Adapters {
+    /// `claude-code`.
+    pub claude: Arc<dyn SeatAdapter>,
+    /// `codex`.
+    pub codex: Arc<dyn SeatAdapter>,
+    /// `terminal`.
+    pub terminal: Arc<dyn SeatAdapter>,
+    /// The bound on each external command.
+    pub timeout: Duration,
+}
+
+impl Default for Adapters {
+    fn default() -> Adapters {
+        Adapters {
+            claude: Arc::new(ClaudeCodeAdapter::default()),
+            codex: Arc::new(CodexAdapter::default()),
+            terminal: Arc::new(TerminalAdapter::default()),
+            timeout: EXTERNAL_COMMAND_TIMEOUT,
+        }
+    }
+}
+
+/// What a seat's progress looks like to a watcher.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeatProgress {
+    /// The member.
+    pub member: String,
+    /// Its state.
+    pub status: SeatStatus,
+    /// Its native process, once launched.
+    pub pid: Option<Pid>,
+    /// A short line on what it is doing.
+    pub note: String,
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The seat store refused a write that the run needs (creating the rig, declaring).
+    #[error("the seat store refused: {0}")]
+    Store(#[from] crate::rig::store::StoreError),
+}
+
+/// Runs a rig's seats.
+pub struct RigRunner {
+    rt: Arc<Runtime>,
+    hosts: Arc<RigHosts>,
+    store: Arc<dyn SeatStore>,
+    adapters: Arc<Adapters>,
+    base: PathBuf,
+    progress: watch::Sender<BTreeMap<String, SeatProgress>>,
+    /// Native seats' processes by member, once launched, and whether their session ended.
+    ended: Arc<parking_lot::Mutex<HashMap<String, watch::Receiver<Option<Pid>>>>>,
+}
+
+type Failure = (String, String, Option<String>);
+
+impl RigRunner {
+    /// A runner on `rt` (whose options registered `hosts`' images), keeping seat state in
+    /// `store`; member paths are relative to `base` (the rig spec's directory).
+    pub fn new(
+        rt: Arc<Runtime>,
+        hosts: RigHosts,
+        store: Arc<dyn SeatStore>,
+        adapters: Adapters,
+        base: PathBuf,
+    ) -> RigRunner {
+        for host in hosts.all() {
+            host.attach_store(rt.store());
+        }
+        RigRunner {
+            rt,
+            hosts: Arc::new(hosts),
+            store,
+            adapters: Arc::new(adapters),
+            base,
+            progress: watch::channel(BTreeMap::new()).0,
+            ended: Arc::default(),
+        }
+    }
+
+    /// Seat progress as it changes.
+    pub fn watch(&self) -> watch::Receiver<BTreeMap<String, SeatProgress>> {
+        self.progress.subscribe()
+    }
+
+    /// The rig id this spec runs under in the store: its own id, or `<id>-2`, `<id>-3`, … if
+    /// earlier runs took it (seats keep their identity; a run never reuses another's seats).
+    pub fn instance_id(&self, spec: &RigSpec) -> Result<RigId, RunError> {
+        let taken = |id: &str| self.store.rig(&RigId(id.to_string())).map(|r| r.is_some());
+        if !taken(spec.id.as_str())? {
+            return Ok(spec.id.clone());
+        }
+        let mut n = 2u32;
+        loop {
+            let candidate = format!("{}-{n}", spec.id.as_str());
+            if !taken(&candidate)? {
+                return Ok(RigId(candidate));
+            }
+            n += 1;
+        }
+    }
+
+    /// Creates the rig (under [`Self::instance_id`]), declares its seats, launches every one,
+    /// and returns each seat's outcome once every native seat's session has ended.
+    pub async fn run(&self, spec: &RigSpec, spec_path: &str) -> Result<(RigId, Vec<SeatOutcome>), RunError> {
+        let id = self.instance_id(spec)?;
+        let spec = RigSpec { id: id.clone(), members: spec.members.clone() };
+        self.store.create_rig(&spec, spec_path)?;
+        let outcomes = self.launch_all(&id, &spec.members).await;
+        Ok((id, outcomes))
+    }
+
+    /// Declares `members` as new seats of the existing rig `rig` and launches them.
+    pub async fn expand(&self, rig: &RigId, members: &[Member]) -> Result<Vec<SeatOutcome>, RunError> {
+        for member in members {
+            self.store.declare(rig, member)?;
+        }
+        Ok(self.launch_all(rig, members).await)
+    }
+
+    /// Launches the declared seats `members` of `rig`, each in its own task, and gathers them.
+    pub async fn launch_all(&self, rig: &RigId, members: &[Member]) -> Vec<SeatOutcome> {
+        let mut senders = HashMap::new();
+        {
+            let mut ended = self.ended.lock();
+            for member in members {
+                let (tx, rx) = watch::channel(None);
+                ended.insert(member.id.to_string(), rx);
+                senders.insert(member.id.to_string(), tx);
+            }
+        }
+        let mut tasks = Vec::new();
+        for member in members {
+            let seat = SeatTask {
+                rt: Arc::clone(&self.rt),
+                hosts: Arc::clone(&self.hosts),
+                store: Arc::clone(&self.store),
+                adapters: Arc::clone(&self.adapters),
+                base: self.base.clone(),
+                progress: self.progress.clone(),
+                ended: Arc::clone(&self.ended),
+                rig: rig.clone(),
+                member: member.clone(),
+                done: senders.remove(member.id.as_str()),
+            };
+            tasks.push(tokio::spawn(seat.run()));
+        }
+        let mut outcomes = Vec::new();
+        for (task, member) in tasks.into_iter().zip(members) {
+            match task.await {
+                Ok(outcome) => outcomes.push(outcome),
+                Err(join) => outcomes.push(failed_outcome(member, "internal", &join.to_string())),
+            }
+        }
+        outcomes
+    }
+}
+
+/// One seat's launch, in its own task.
+struct SeatTask {
+    rt: Arc<Runtime>,
+    hosts: Arc<RigHosts>,
+    store: Arc<dyn SeatStore>,
+    adapters: Arc<Adapters>,
+    base: PathBuf,
+    progress: watch::Sender<BTreeMap<String, SeatProgress>>,
+    ended: Arc<parking_lot::Mutex<HashMap<String, watch::Receiver<Option<Pid>>>>>,
+    rig: RigId,
+    member: Member,
+    done: Option<watch::Sender<Option<Pid>>>,
+}
+
+impl SeatTask {
+    async fn run(mut self) -> SeatOutcome {
+        let done = self.done.take();
+        let outcome = match self.launch().await {
+            Ok(outcome) => outcome,
+            Err((step, error, stderr)) => {
+                let _ = self.store.fail(&self.rig, &self.member.id, &step, &error, stderr.as_deref());
+                self.report(SeatStatus::Failed, None, format!("failed at {step}: {error}"));
+                let mut outcome = failed_outcome(&self.member, &step, &error);
+                outcome.source = source_value(&self.member);
+                outcome
+            }
+        };
+        if let Some(done) = done {
+            let pid = outcome.pid.as_deref().and_then(|p| p.parse().ok());
+            // Receivers also learn of a seat that failed: `Some` only for a session that ran.
+            let _ = done.send(pid.filter(|_| outcome.status == SeatStatus::Realized));
+            drop(done);
+        }
+        outcome
+    }
+
+    fn report(&self, status: SeatStatus, pid: Option<Pid>, note: String) {
+        let member = self.member.id.to_string();
+        self.progress.send_modify(|seats| {
+            seats.insert(member.clone(), SeatProgress { member, status, pid, note });
+        });
+    }
+
+    async fn launch(&mut self) -> Result<SeatOutcome, Failure> {
+        self.report(SeatStatus::Declared, None, "declared".into());
+        match self.member.runtime {
+            SeatRuntime::Native => self.launch_native().await,
+            runtime => self.launch_external(runtime).await,
+        }
+    }
+
+    async fn launch_native(&mut self) -> Result<SeatOutcome, Failure> {
+        let agent_ref = self.member.agent_ref.clone().unwrap_or_default();
+        let host = self.hosts.get(&agent_ref).cloned().ok_or_else(|| {
+            failure("resolve", format!("native: no agent configuration {agent_ref:?} is loaded for this rig"))
+        })?;
+        let profile = self.member.profile.clone().unwrap_or_default();
+        let prompt = self.member.prompt.clone().unwrap_or_else(|| "Begin.".to_string());
+        let source = match &self.member.session_source {
+            Some(SessionSource::Fork { native_id }) => Some(self.resolve_native(native_id).await?),
+            None => None,
+        };
+        if let Some(pid) = &source {
+            host.source_window(&pid.to_string())
+                .map_err(|e| failure("resolve", format!("native: the source session cannot be read: {e}")))?;
+        }
+        self.store.resolve(&self.rig, &self.member.id).map_err(|e| failure("persist", e.to_string()))?;
+        self.report(SeatStatus::Resolved, None, "resolved".into());
+        let spec = match &source {
+            Some(pid) => host.root_spec_from_source(&profile, &prompt, &pid.to_string()),
+            None => host.root_spec(&profile, &prompt),
+        }
+        .map_err(|e| failure("launch", e.to_string()))?;
+        // The seat's own new token, chosen before launch and never the source's.
+        let token = NativeId(uuid::Uuid::now_v7().to_string());
+        let pid = self.rt.spawn_root(spec).await.map_err(|e| failure("launch", e.to_string()))?;
+        if let Err(e) = self.store.realize(&self.rig, &self.member.id, &token, Some(&pid.to_string())) {
+            // Not launched until its token is durable: end what was started.
+            let _ = self
+                .rt
+                .signal(pid, SignalKind::Terminate, Some("the seat's token could not be recorded".into()))
+                .await;
+            let _ = self.rt.wait_terminal(pid).await;
+            return Err(failure("persist", format!("the new seat's token could not be written durably: {e}")));
+        }
+        let origin = match &self.member.session_source {
+            Some(SessionSource::Fork { native_id }) => format!("forked from source session {native_id}"),
+            None => "fresh session".to_string(),
+        };
+        self.report(SeatStatus::Realized, Some(pid), format!("running ({origin})"));
+        let row = self.rt.wait_terminal(pid).await.map_err(|e| failure("run", e.to_string()))?;
+        let result = match &row.outcome {
+            Some(Outcome::Exited { result_oid: Some(oid) }) => {
+                self.rt.payload(*oid).ok().flatten().and_then(|p| p.get("result").cloned())
+            }
+            _ => None,
+        };
+        self.report(SeatStatus::Realized, Some(pid), format!("{} ({origin})", row.status));
+        Ok(SeatOutcome {
+            member: self.member.id.to_string(),
+            runtime: self.member.runtime.to_string(),
+            status: SeatStatus::Realized,
+            token: Some(token.to_string()),
+            source: source_value(&self.member),
+            pid: Some(pid.to_string()),
+            process_status: Some(row.status.to_string()),
+            result,
+            failed_step: None,
+            error: None,
+            usage: Some(subtree_usage(&self.rt, pid)),
+        })
+    }
+
+    /// A native id: `seat:<member>` (a seat of this rig, once its session has ended), the
+    /// token of a realized native seat of any rig, or an agent process id.
+    async fn resolve_native(&self, native_id: &NativeId) -> Result<Pid, Failure> {
+        let value = native_id.as_str();
+        let not_found = || {
+            failure(
+                "resolve",
+                format!(
+                    "native: no agentvisor session has the native id {value:?}; no seat was launched in its place"
+                ),
+            )
+        };
+        if let Some(member) = value.strip_prefix(SEAT_REF_PREFIX) {
+            let receiver = self.ended.lock().get(member).cloned();
+            let Some(mut receiver) = receiver else {
+                return self.realized_seat_pid(&MemberId(member.to_string())).ok_or_else(not_found);
+            };
+            self.report(SeatStatus::Declared, None, format!("waiting for seat {member} to end"));
+            // Wait until the source seat's task is done (its sender is dropped then).
+            while receiver.changed().await.is_ok() {}
+            let pid = *receiver.borrow();
+            return pid.ok_or_else(|| {
+                failure(
+                    "resolve",
+                    format!("native: the source seat {member} did not realize a session; no seat was launched in its place"),
+                )
+            });
+        }
+        if let Some(pid) = self.token_pid(value) {
+            return Ok(pid);
+        }
+        let pid: Pid = value.parse().map_err(|_| not_found())?;
+        match self.rt.process(pid) {
+            Ok(Some(_)) => Ok(pid),
+            _ => Err(not_found()),
+        }
+    }
+
+    fn realized_seat_pid(&self, member: &MemberId) -> Option<Pid> {
+        let seat = self.store.seat(&self.rig, member).ok().flatten()?;
+        (seat.status == SeatStatus::Realized).then_some(())?;
+        seat.pid.as_deref()?.parse().ok()
+    }
+
+    fn token_pid(&self, token: &str) -> Option<Pid> {
+        let rigs = self.store.rigs().ok()?;
+        rigs.iter().find_map(|rig| {
+            let seats = self.store.seats(&rig.id).ok()?;
+            seats
+                .into_iter()
+                .find(|s| {
+                    s.runtime == SeatRuntime::Native
+                        && s.status == SeatStatus::Realized
+                        && s.token.as_ref().is_some_and(|t| t.as_str() == token)
+                })
+                .and_then(|s| s.pid?.parse().ok())
+        })
+    }
+
+    async fn launch_external(&mut self, runtime: SeatRuntime) -> Result<SeatOutcome, Failure> {
+        let adapter = match runtime {
+            SeatRuntime::ClaudeCode => Arc::clone(&self.adapters.claude),
+            SeatRuntime::Codex => Arc::clone(&self.adapters.codex),
+            _ => Arc::clone(&self.adapters.terminal),
+        };
+        let launch = SeatLaunch {
+            rig: self.rig.clone(),
+            member: self.member.clone(),
+            cwd: self.base.join(&self.member.cwd),
+            prompt: self.member.prompt.clone().unwrap_or_else(|| "Begin.".to_string()),
+            timeout: self.adapters.timeout,
+            env: Vec::new(),
+        };
+        // The external runtime resolves the source itself, as part of its fork command.
+        let realized = match &self.member.session_source {
+            Some(SessionSource::Fork { native_id }) => {
+                self.report(SeatStatus::Declared, None, format!("forking from source session {native_id}"));
+                adapter.fork(&launch, native_id).await
+            }
+            None => adapter.start(&launch).await,
+        }
+        .map_err(adapter_failure)?;
+        self.store.resolve(&self.rig, &self.member.id).map_err(|e| failure("persist", e.to_string()))?;
+        self.store
+            .realize(&self.rig, &self.member.id, &realized.token, None)
+            .map_err(|e| failure("persist", format!("the new seat's token could not be written durably: {e}")))?;
+        self.report(SeatStatus::Realized, None, format!("realized as {}", realized.token));
+        Ok(SeatOutcome {
+            member: self.member.id.to_string(),
+            runtime: runtime.to_string(),
+            status: SeatStatus::Realized,
+            token: Some(realized.token.to_string()),
+            source: source_value(&self.member),
+            pid: None,
+            process_status: None,
+            result: Some(realized.detail),
+            failed_step: None,
+            error: None,
+            usage: None,
+        })
+    }
+}
+
+fn failure(step: &str, error: String) -> Failure {
+    (step.to_string(), error, None)
+}
+
+fn adapter_failure(e: AdapterError) -> Failure {
+    (e.step().as_str().to_string(), e.to_string(), e.stderr().map(str::to_string))
+}
+
+fn source_value(member: &Member) -> Option<String> {
+    match &member.session_source {
+        Some(SessionSource::Fork { native_id }) => Some(native_id.to_string()),
+        None => None,
+    }
+}
+
+fn failed_outcome(member: &Member, step: &str, error: &str) -> SeatOutcome {
+    SeatOutcome {
+        member: member.id.to_string(),
+        runtime: member.runtime.to_string(),
+        status: SeatStatus::Failed,
+        token: None,
+        source: source_value(member),
+        pid: None,
+        process_status: None,
+        result: None,
+        failed_step: Some(step.to_string()),
+        error: Some(error.to_string()),
+        usage: None,
+    }
+}
+
+/// Usage over a native seat's subtree, from its root's cost record.
+fn subtree_usage(rt: &Runtime, pid: Pid) -> Usage {
+    let Some(oid) = rt.object_space().process(pid).and_then(|m| m.namespace.get(COST_OBJECT).copied()) else {
+        return Usage::default();
+    };
+    let cost = rt.payload(oid).ok().flatten().unwrap_or(Value::Null);
+    let by: BTreeMap<String, Usage> =
+        serde_json::from_value(cost["subtree_by_profile"].clone()).unwrap_or_default();
+    by.values().fold(Usage::default(), |sum, u| add_usage(&sum, u))
+}
