@@ -3,7 +3,10 @@
 //! start from a prior conversation source (`session_source`, mode `fork`). See `docs/rigs.md`.
 //!
 //! - `types.rs`: the checked rig types (`RigSpec`, `Member`, `SeatRuntime`, `SessionSource`).
+//! - `store/`: seats' persisted state, declared → resolved → realized or failed (`SeatStore`,
+//!   `SqliteSeatStore`, `MemorySeatStore`, `FailingSeatStore`).
 
+pub mod store;
 mod types;
 
-pub use types::{MemberId, Member, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
+pub use types::{Member, MemberId, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
