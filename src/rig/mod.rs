@@ -4,8 +4,11 @@
 //!
 //! - `types.rs`: the checked rig types (`RigSpec`, `Member`, `SeatRuntime`, `SessionSource`).
 //! - `run/`: the runner: agent hosts for native seats, launching and persisting every seat.
+//! - `store/`: seats' persisted state, declared → resolved → realized or failed (`SeatStore`,
+//!   `SqliteSeatStore`, `MemorySeatStore`, `FailingSeatStore`).
 
 pub mod run;
+pub mod store;
 mod types;
 
 pub use types::{Member, MemberId, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
