@@ -3,7 +3,10 @@
 //! start from a prior conversation source (`session_source`, mode `fork`). See `docs/rigs.md`.
 //!
 //! - `types.rs`: the checked rig types (`RigSpec`, `Member`, `SeatRuntime`, `SessionSource`).
+//! - `adapter/`: the seat adapters (`SeatAdapter`: Claude Code, Codex, terminal) and the one
+//!   command wrapper that runs a seat's runtime command.
 
+pub mod adapter;
 mod types;
 
-pub use types::{MemberId, Member, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
+pub use types::{Member, MemberId, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
