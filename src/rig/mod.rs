@@ -3,10 +3,13 @@
 //! start from a prior conversation source (`session_source`, mode `fork`). See `docs/rigs.md`.
 //!
 //! - `types.rs`: the checked rig types (`RigSpec`, `Member`, `SeatRuntime`, `SessionSource`).
+//! - `adapter/`: the seat adapters (`SeatAdapter`: Claude Code, Codex, terminal) and the one
+//!   command wrapper that runs a seat's runtime command.
 //! - `run/`: the runner: agent hosts for native seats, launching and persisting every seat.
 //! - `store/`: seats' persisted state, declared → resolved → realized or failed (`SeatStore`,
 //!   `SqliteSeatStore`, `MemorySeatStore`, `FailingSeatStore`).
 
+pub mod adapter;
 pub mod run;
 pub mod store;
 mod types;
