@@ -8,6 +8,7 @@ mod inspect;
 mod memory;
 mod output;
 mod ps;
+mod rig;
 mod script;
 mod tree;
 
@@ -42,6 +43,8 @@ pub(crate) enum Command {
     Events(events::EventsArgs),
     /// Runs one root agent of a configuration to its end.
     Agent(agent::AgentArgs),
+    /// Rig specs: a set of seats run together.
+    Rig(rig::RigArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -62,6 +65,7 @@ pub(crate) fn main() -> ExitCode {
             Command::Script(args) => script::run(&cli.state, args).await,
             Command::Events(args) => events::run(&cli.state, args).await,
             Command::Agent(args) => agent::run(&cli.state, args).await,
+            Command::Rig(args) => rig::run(&cli.state, args).await,
         }
     });
     match result {

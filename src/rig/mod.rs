@@ -3,7 +3,16 @@
 //! start from a prior conversation source (`session_source`, mode `fork`). See `docs/rigs.md`.
 //!
 //! - `types.rs`: the checked rig types (`RigSpec`, `Member`, `SeatRuntime`, `SessionSource`).
+//! - `spec/`: rig specs from YAML, checked in one pass (`parse_rig`, `load_rig`,
+//!   `parse_members`, `parse_expansion`, `check_expansion`, `RigSpecReport`).
+//! - `limits.rs`: the rig layer's bounds.
 
+pub mod limits;
+mod spec;
 mod types;
 
-pub use types::{MemberId, Member, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
+pub use spec::{
+    LoadRigError, RigProblem, RigProblemCode, RigSpecReport, check_expansion, check_expansion_ids, load_rig,
+    parse_expansion, parse_members, parse_rig,
+};
+pub use types::{Member, MemberId, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
