@@ -8,6 +8,9 @@ mod inspect;
 mod memory;
 mod output;
 mod ps;
+mod rig;
+mod rig_expand;
+mod rig_status;
 mod run;
 mod script;
 mod tree;
@@ -45,6 +48,8 @@ pub(crate) enum Command {
     Agent(agent::AgentArgs),
     /// Runs a rig: every seat of a rig spec, to their end.
     Run(run::RunArgs),
+    /// Rig specs: a set of seats run together.
+    Rig(rig::RigArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -66,6 +71,7 @@ pub(crate) fn main() -> ExitCode {
             Command::Events(args) => events::run(&cli.state, args).await,
             Command::Agent(args) => agent::run(&cli.state, args).await,
             Command::Run(args) => run::run(&cli.state, args).await,
+            Command::Rig(args) => rig::run(&cli.state, args).await,
         }
     });
     match result {

@@ -11,8 +11,8 @@ use agentvisor::agent::window::SqliteChunkStore;
 use agentvisor::images::builtin_images;
 use agentvisor::rig::RigSpec;
 use agentvisor::rig::run::{Adapters, RigHosts, RigRunner, SeatOutcome, SeatProgress};
-use agentvisor::rig::spec::{LoadRigError, load_rig};
 use agentvisor::rig::store::{SEAT_STORE_FILE, SeatStatus, SeatStore, SqliteSeatStore};
+use agentvisor::rig::{LoadRigError, load_rig};
 use anyhow::{Context, bail};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{IsTerminal, Write};
@@ -73,7 +73,8 @@ pub(crate) async fn open(state: &Path, spec: &RigSpec, base: &Path) -> anyhow::R
             .with_context(|| format!("failed to open the seat store in {}", state.display()))?,
     );
     let rt = Arc::new(rt);
-    let runner = RigRunner::new(Arc::clone(&rt), hosts, Arc::clone(&store), Adapters::default(), base.to_path_buf());
+    let runner =
+        RigRunner::new(Arc::clone(&rt), hosts, Arc::clone(&store), Adapters::default(), base.to_path_buf());
     Ok(Opened { runner, rt, store, telemetry })
 }
 
@@ -84,9 +85,15 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
     };
     let base = args.rig.parent().map(Path::to_path_buf).unwrap_or_default();
     let opened = open(state, &spec, &base).await?;
-    let view = tokio::spawn(live_view(Arc::clone(&opened.rt), opened.runner.watch(), opened.telemetry.clone()));
-    let (rig, mut outcomes) =
-        opened.runner.run(&spec, &args.rig.display().to_string()).await.context("the rig could not start")?;
+    let view =
+        tokio::spawn(live_view(Arc::clone(&opened.rt), opened.runner.watch(), opened.telemetry.clone()));
+    // The spec's absolute path, so `rig expand` finds member paths from any directory.
+    let spec_path = args.rig.canonicalize().unwrap_or_else(|_| args.rig.clone());
+    let (rig, mut outcomes) = opened
+        .runner
+        .run(&spec, &spec_path.display().to_string())
+        .await
+        .context("the rig could not start")?;
     // Seats `rig expand` declared while the run went on.
     loop {
         let pending: Vec<_> = opened
@@ -99,7 +106,8 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
         if pending.is_empty() {
             break;
         }
-        let members = pending.iter().filter_map(|s| serde_json::from_str(&s.member_json).ok()).collect::<Vec<_>>();
+        let members =
+            pending.iter().filter_map(|s| serde_json::from_str(&s.member_json).ok()).collect::<Vec<_>>();
         outcomes.extend(opened.runner.launch_all(&rig, &members).await);
     }
     view.abort();
@@ -110,7 +118,9 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
     if let Ok(rt) = Arc::try_unwrap(rt) {
         rt.shutdown().await?;
     }
-    let failed = outcomes.iter().any(|o| o.status != SeatStatus::Realized || o.process_status.as_deref().is_some_and(|s| s != "exited"));
+    let failed = outcomes.iter().any(|o| {
+        o.status != SeatStatus::Realized || o.process_status.as_deref().is_some_and(|s| s != "exited")
+    });
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
@@ -204,14 +214,17 @@ fn subtree_turns(rt: &Runtime, pid: Pid, turns: &HashMap<String, u64>) -> u64 {
         + children(rt, pid).iter().map(|c| subtree_turns(rt, c.pid, turns)).sum::<u64>()
 }
 
-fn print_summary(rig: &str, outcomes: &[SeatOutcome], json: bool) -> anyhow::Result<()> {
+pub(crate) fn print_summary(rig: &str, outcomes: &[SeatOutcome], json: bool) -> anyhow::Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"rig": rig, "seats": outcomes}))?);
         return Ok(());
     }
     println!();
     println!("rig {rig}: {} seats", outcomes.len());
-    println!("{:<16} {:<11} {:<9} {:<8} {:>9} {:>8}  origin / result", "MEMBER", "RUNTIME", "SEAT", "PROCESS", "TOKENS IN", "OUT");
+    println!(
+        "{:<16} {:<11} {:<9} {:<8} {:>9} {:>8}  origin / result",
+        "MEMBER", "RUNTIME", "SEAT", "PROCESS", "TOKENS IN", "OUT"
+    );
     for o in outcomes {
         let (input, output) = o.usage.map_or((0, 0), |u| (u.input_tokens, u.output_tokens));
         let detail = match (&o.failed_step, &o.error) {
@@ -229,10 +242,14 @@ fn print_summary(rig: &str, outcomes: &[SeatOutcome], json: bool) -> anyhow::Res
             println!("{:<16} token {token}", "");
         }
     }
-    let total = outcomes.iter().filter_map(|o| o.usage).fold(agentvisor::agent::brain::Usage::default(), |a, b| {
-        agentvisor::agent::run::add_usage(&a, &b)
-    });
+    let total = outcomes
+        .iter()
+        .filter_map(|o| o.usage)
+        .fold(agentvisor::agent::brain::Usage::default(), |a, b| agentvisor::agent::run::add_usage(&a, &b));
     let cost = total.cost_micros.map_or("not reported".to_string(), |c| format!("{c} µ"));
-    println!("total: {} input tokens, {} output tokens, cost {cost}", total.input_tokens, total.output_tokens);
+    println!(
+        "total: {} input tokens, {} output tokens, cost {cost}",
+        total.input_tokens, total.output_tokens
+    );
     Ok(())
 }

@@ -225,7 +225,9 @@ impl Agent {
             });
             if args.merge {
                 entry["merged"] = match self.ctx.merge_child(pid, true).await {
-                    Ok(merged) => json!({"merged_oids": merged.merged_oids, "skipped": merged.skipped_oids.len()}),
+                    Ok(merged) => {
+                        json!({"merged_oids": merged.merged_oids, "skipped": merged.skipped_oids.len()})
+                    }
                     Err(e) => json!({"error": {"code": e.code, "message": e.message}}),
                 };
             }

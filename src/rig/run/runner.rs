@@ -8,13 +8,15 @@
 
 use super::hosts::RigHosts;
 use super::seat::SeatOutcome;
-use crate::actors::runtime::Runtime;
 use crate::actors::kernel::status::SignalKind;
+use crate::actors::runtime::Runtime;
 use crate::actors::{Outcome, Pid};
 use crate::agent::brain::Usage;
 use crate::agent::run::add_usage;
 use crate::agent::run::persist::COST_OBJECT;
-use crate::rig::adapter::{AdapterError, ClaudeCodeAdapter, CodexAdapter, SeatAdapter, SeatLaunch, TerminalAdapter};
+use crate::rig::adapter::{
+    AdapterError, ClaudeCodeAdapter, CodexAdapter, SeatAdapter, SeatLaunch, TerminalAdapter,
+};
 use crate::rig::store::{SeatStatus, SeatStore};
 use crate::rig::{Member, MemberId, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
 use serde_json::Value;
@@ -47,7 +49,7 @@ impl Default for Adapters {
         Adapters {
             claude: Arc::new(ClaudeCodeAdapter::default()),
             codex: Arc::new(CodexAdapter::default()),
-            terminal: Arc::new(TerminalAdapter::default()),
+            terminal: Arc::new(TerminalAdapter),
             timeout: EXTERNAL_COMMAND_TIMEOUT,
         }
     }
@@ -274,7 +276,10 @@ impl SeatTask {
                 .signal(pid, SignalKind::Terminate, Some("the seat's token could not be recorded".into()))
                 .await;
             let _ = self.rt.wait_terminal(pid).await;
-            return Err(failure("persist", format!("the new seat's token could not be written durably: {e}")));
+            return Err(failure(
+                "persist",
+                format!("the new seat's token could not be written durably: {e}"),
+            ));
         }
         let origin = match &self.member.session_source {
             Some(SessionSource::Fork { native_id }) => format!("forked from source session {native_id}"),
@@ -387,9 +392,9 @@ impl SeatTask {
         }
         .map_err(adapter_failure)?;
         self.store.resolve(&self.rig, &self.member.id).map_err(|e| failure("persist", e.to_string()))?;
-        self.store
-            .realize(&self.rig, &self.member.id, &realized.token, None)
-            .map_err(|e| failure("persist", format!("the new seat's token could not be written durably: {e}")))?;
+        self.store.realize(&self.rig, &self.member.id, &realized.token, None).map_err(|e| {
+            failure("persist", format!("the new seat's token could not be written durably: {e}"))
+        })?;
         self.report(SeatStatus::Realized, None, format!("realized as {}", realized.token));
         Ok(SeatOutcome {
             member: self.member.id.to_string(),
@@ -416,10 +421,7 @@ fn adapter_failure(e: AdapterError) -> Failure {
 }
 
 fn source_value(member: &Member) -> Option<String> {
-    match &member.session_source {
-        Some(SessionSource::Fork { native_id }) => Some(native_id.to_string()),
-        None => None,
-    }
+    member.session_source.as_ref().map(|SessionSource::Fork { native_id }| native_id.to_string())
 }
 
 fn failed_outcome(member: &Member, step: &str, error: &str) -> SeatOutcome {

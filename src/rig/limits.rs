@@ -1,0 +1,32 @@
+//! Every bound the rig layer enforces, in one place, each with the reason for its value.
+
+/// Largest rig spec (or `rig expand` payload) accepted, in bytes. A rig is a page of YAML
+/// naming a handful of seats; the bound keeps a mistaken path (a log, a binary) from reaching
+/// the parser, and bounds the work of the check.
+pub const RIG_SPEC_BYTES_MAX: usize = 256 * 1024;
+
+/// Most members one rig holds, an expansion's new members included. Every member is a live
+/// seat (an agent, a Claude Code or Codex session, a terminal) that someone watches; past a
+/// few dozen a rig is a fleet and wants another tool.
+pub const MEMBERS_MAX: usize = 128;
+
+/// Longest rig or member id, in bytes. Ids appear in every status line and problem report,
+/// and name seats on the command line; they stay short words.
+pub const RIG_ID_BYTES_MAX: usize = 64;
+
+/// Longest native id in a `session_source` reference, in bytes. Claude Code session ids and
+/// Codex thread ids are UUIDs (36 bytes); 256 leaves room for other runtimes' tokens while
+/// refusing a pasted transcript.
+pub const NATIVE_ID_BYTES_MAX: usize = 256;
+
+/// Longest `agent_ref` or `cwd`, in bytes: Linux's `PATH_MAX`.
+pub const PATH_BYTES_MAX: usize = 4096;
+
+/// Longest opening `prompt`, in bytes. The prompt is a seat's first message; 64 KiB is about
+/// 16k tokens, already more than an opening message should spend.
+pub const PROMPT_BYTES_MAX: usize = 64 * 1024;
+
+/// Most problems one report lists. A spec wrong everywhere (a different file named by mistake)
+/// would otherwise print a problem per line of it; past this the report says how many more it
+/// left out.
+pub const REPORT_PROBLEMS_MAX: usize = 200;
