@@ -85,9 +85,14 @@ pub struct RigRunner {
     adapters: Arc<Adapters>,
     base: PathBuf,
     progress: watch::Sender<BTreeMap<String, SeatProgress>>,
-    /// Native seats' processes by member, once launched, and whether their session ended.
-    ended: Arc<parking_lot::Mutex<HashMap<String, watch::Receiver<Option<Pid>>>>>,
+    /// Native seats' processes by rig and member, once launched, and whether their session
+    /// ended. Keyed by rig too: one runner may run several rigs with the same member ids, and
+    /// `seat:<member>` names a seat of the forking seat's own rig.
+    ended: Arc<parking_lot::Mutex<HashMap<SeatKey, watch::Receiver<Option<Pid>>>>>,
 }
+
+/// A seat of one rig: its rig and member id.
+type SeatKey = (RigId, String);
 
 type Failure = (String, String, Option<String>);
 
@@ -162,7 +167,7 @@ impl RigRunner {
             let mut ended = self.ended.lock();
             for member in members {
                 let (tx, rx) = watch::channel(None);
-                ended.insert(member.id.to_string(), rx);
+                ended.insert((rig.clone(), member.id.to_string()), rx);
                 senders.insert(member.id.to_string(), tx);
             }
         }
@@ -201,7 +206,7 @@ struct SeatTask {
     adapters: Arc<Adapters>,
     base: PathBuf,
     progress: watch::Sender<BTreeMap<String, SeatProgress>>,
-    ended: Arc<parking_lot::Mutex<HashMap<String, watch::Receiver<Option<Pid>>>>>,
+    ended: Arc<parking_lot::Mutex<HashMap<SeatKey, watch::Receiver<Option<Pid>>>>>,
     rig: RigId,
     member: Member,
     done: Option<watch::Sender<Option<Pid>>>,
@@ -322,7 +327,7 @@ impl SeatTask {
             )
         };
         if let Some(member) = value.strip_prefix(SEAT_REF_PREFIX) {
-            let receiver = self.ended.lock().get(member).cloned();
+            let receiver = self.ended.lock().get(&(self.rig.clone(), member.to_string())).cloned();
             let Some(mut receiver) = receiver else {
                 return self.realized_seat_pid(&MemberId(member.to_string())).ok_or_else(not_found);
             };
