@@ -143,8 +143,19 @@ async fn runner(
     store: Arc<dyn SeatStore>,
     adapters: Adapters,
 ) -> (RigRunner, Arc<Runtime>) {
+    runner_with(spec, base, store, adapters, &Telemetry::new()).await
+}
+
+/// [`runner`], with its agents' events going to `telemetry`.
+async fn runner_with(
+    spec: &RigSpec,
+    base: &Path,
+    store: Arc<dyn SeatStore>,
+    adapters: Adapters,
+    telemetry: &Telemetry,
+) -> (RigRunner, Arc<Runtime>) {
     fakes();
-    let hosts = RigHosts::load(spec, base, Arc::new(MemoryChunkStore::new()), &Telemetry::new())
+    let hosts = RigHosts::load(spec, base, Arc::new(MemoryChunkStore::new()), telemetry)
         .expect("the rig's agent configurations load");
     let rt = Arc::new(Runtime::in_memory(hosts.register(RuntimeOptions::new())).await.expect("a runtime"));
     let runner = RigRunner::new(Arc::clone(&rt), hosts, store, adapters, base.to_path_buf());
@@ -228,8 +239,12 @@ async fn a_native_seat_whose_token_cannot_be_written_is_not_launched() {
         parse_rig("id: r\nmembers:\n  - {id: solo, runtime: native, agent_ref: solo.yaml, profile: solo}\n")
             .expect("spec");
     let store = Arc::new(FailingSeatStore::new(MemorySeatStore::new(), SeatOperation::Realize));
-    let (runner, rt) = runner(&spec, dir.path(), store.clone(), adapters(FINISH_BOUND)).await;
+    let telemetry = Telemetry::new();
+    let (runner, rt) =
+        runner_with(&spec, dir.path(), store.clone(), adapters(FINISH_BOUND), &telemetry).await;
     let (rig, outcomes) = runner.run(&spec, "r.yaml").await.expect("the rig runs");
+    // The seat's process was launched held: it never became an agent, let alone took a turn.
+    assert_eq!(telemetry.records(), Vec::new(), "a seat whose token is not durable did no work");
 
     let solo = outcome(&outcomes, "solo");
     assert_eq!(solo.status, SeatStatus::Failed, "{solo:?}");

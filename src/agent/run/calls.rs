@@ -160,6 +160,7 @@ impl Agent {
             parent_agent_id: Some(self.state.agent_id.clone()),
             parent_pid: Some(self.ctx.pid().to_string()),
             source: None,
+            held: false,
             fork: None,
         };
         let request = LaunchRequest {

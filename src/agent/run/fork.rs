@@ -49,6 +49,7 @@ impl Agent {
             parent_agent_id: Some(self.state.agent_id.clone()),
             parent_pid: Some(self.ctx.pid().to_string()),
             source: None,
+            held: false,
             fork: Some(ForkOrigin { of_agent: self.state.agent_id.clone(), turn }),
         };
         let request = ForkRequest {

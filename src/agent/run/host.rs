@@ -191,6 +191,39 @@ impl AgentHost {
         self.launch_spec(launch)
     }
 
+    /// [`Self::root_spec`] or [`Self::root_spec_from_source`], held: the agent waits for
+    /// [`Self::release`] before its first turn.
+    pub fn held_root_spec(
+        &self,
+        agent: &str,
+        prompt: &str,
+        source: Option<&str>,
+    ) -> Result<RootSpec, AgentError> {
+        let mut launch = AgentLaunch::new(agent, prompt);
+        launch.source = source.map(str::to_string);
+        launch.held = true;
+        self.launch_spec(launch)
+    }
+
+    /// Releases a held agent process: a host message on its release channel.
+    pub async fn release(
+        &self,
+        runtime: &crate::actors::runtime::Runtime,
+        pid: Pid,
+    ) -> Result<(), AgentError> {
+        let request = crate::actors::runtime::calls::SendRequest {
+            to: pid,
+            body: "released".to_string(),
+            payload: None,
+            channel: Some(super::start::RELEASE_CHANNEL.to_string()),
+            correlation_id: None,
+            reply_to: None,
+            kind: Default::default(),
+        };
+        runtime.send_message(request).await.map_err(AgentError::kernel("send_process_message"))?;
+        Ok(())
+    }
+
     fn launch_spec(&self, launch: AgentLaunch) -> Result<RootSpec, AgentError> {
         let agent = launch.agent.as_str();
         if self.config.target(agent).is_none() {

@@ -30,6 +30,11 @@ pub struct AgentLaunch {
     /// continued; the new session is its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// Held: the agent takes no turn (and emits nothing) until the host releases it with
+    /// [`super::AgentHost::release`]. A rig launches native seats held, so a seat does no
+    /// work before its token is durably recorded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
     /// Set for a fork: where its copy of the conversation comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork: Option<ForkOrigin>,
@@ -55,6 +60,7 @@ impl AgentLaunch {
             parent_agent_id: None,
             parent_pid: None,
             source: None,
+            held: false,
             fork: None,
         }
     }

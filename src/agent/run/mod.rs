@@ -41,7 +41,7 @@ pub use launch::{AgentLaunch, ForkOrigin};
 pub use memories::MEMORIES_CHANNEL;
 pub use program::AgentProgram;
 pub use prompt::render as render_system_prompt;
-pub use start::FORK_CHANNEL;
+pub use start::{FORK_CHANNEL, RELEASE_CHANNEL};
 pub use state::{
     AGENT_CHECKPOINT_VERSION, AgentState, ForkStart, IncarnationCost, MachineAt, MemoryLink, Subagent,
     add_usage,

@@ -6,7 +6,7 @@ use super::host::AgentHost;
 use super::launch::AgentLaunch;
 use super::program::Agent;
 use super::state::{AgentState, ForkStart, IncarnationCost, MachineAt};
-use crate::actors::kernel::mailbox::{MailboxQuery, MessageFilter};
+use crate::actors::kernel::mailbox::{MailboxQuery, Message as MailMessage, MessageFilter};
 use crate::actors::runtime::ProcessContext;
 use crate::agent::brain::Message;
 use crate::agent::config::Target;
@@ -17,6 +17,9 @@ use std::sync::Arc;
 
 /// The mailbox channel a fork's start arrives on.
 pub const FORK_CHANNEL: &str = "agent.fork";
+
+/// The mailbox channel a held launch's release arrives on (from the host).
+pub const RELEASE_CHANNEL: &str = "agent.release";
 
 /// A fresh agent id (UUID v7: ids sort by creation).
 pub(crate) fn new_agent_id() -> String {
@@ -30,6 +33,9 @@ impl Agent {
         if let Some(bytes) = ctx.restored_checkpoint() {
             let state = AgentState::decode(bytes)?;
             return Agent::restart(host, ctx, launch, state).await;
+        }
+        if launch.held {
+            receive_on(&ctx, RELEASE_CHANNEL).await?;
         }
         let agent = match &launch.fork {
             Some(_) => Agent::start_fork(host, ctx, launch).await?,
@@ -198,18 +204,27 @@ pub(crate) fn resolve_target(host: &AgentHost, id: &str) -> Result<(String, Opti
     }
 }
 
-/// Blocks until the forker's handoff message arrives, then reads the start it points at.
-async fn receive_fork_start(ctx: &ProcessContext) -> Result<ForkStart, AgentError> {
+/// Blocks until a message on `channel` arrives (or has arrived: an acknowledged one counts,
+/// since a receive that completed while no execution was live acknowledged it).
+async fn receive_on(ctx: &ProcessContext, channel: &str) -> Result<MailMessage, AgentError> {
     let query = MailboxQuery {
-        filter: MessageFilter { channel: Some(FORK_CHANNEL.to_string()), ..Default::default() },
-        // Acknowledged too: a receive that completed while no execution was live acked it.
+        filter: MessageFilter { channel: Some(channel.to_string()), ..Default::default() },
         include_acked: true,
         limit: 1,
     };
     loop {
         let received =
             ctx.receive_messages(query.clone(), true, true).await.map_err(AgentError::kernel("receive"))?;
-        let Some(message) = received.messages.into_iter().next() else { continue };
+        if let Some(message) = received.messages.into_iter().next() {
+            return Ok(message);
+        }
+    }
+}
+
+/// Blocks until the forker's handoff message arrives, then reads the start it points at.
+async fn receive_fork_start(ctx: &ProcessContext) -> Result<ForkStart, AgentError> {
+    {
+        let message = receive_on(ctx, FORK_CHANNEL).await?;
         let oid = message
             .payload
             .as_ref()

@@ -266,16 +266,16 @@ impl SeatTask {
         }
         self.store.resolve(&self.rig, &self.member.id).map_err(|e| failure("persist", e.to_string()))?;
         self.report(SeatStatus::Resolved, None, "resolved".into());
-        let spec = match &source {
-            Some(pid) => host.root_spec_from_source(&profile, &prompt, &pid.to_string()),
-            None => host.root_spec(&profile, &prompt),
-        }
-        .map_err(|e| failure("launch", e.to_string()))?;
+        // Held: the agent does nothing until its token is durable and the runner releases it.
+        let source_text = source.map(|pid| pid.to_string());
+        let spec = host
+            .held_root_spec(&profile, &prompt, source_text.as_deref())
+            .map_err(|e| failure("launch", e.to_string()))?;
         // The seat's own new token, chosen before launch and never the source's.
         let token = NativeId(uuid::Uuid::now_v7().to_string());
         let pid = self.rt.spawn_root(spec).await.map_err(|e| failure("launch", e.to_string()))?;
         if let Err(e) = self.store.realize(&self.rig, &self.member.id, &token, Some(&pid.to_string())) {
-            // Not launched until its token is durable: end what was started.
+            // Not launched until its token is durable: end the held process, which never ran.
             let _ = self
                 .rt
                 .signal(pid, SignalKind::Terminate, Some("the seat's token could not be recorded".into()))
@@ -286,6 +286,7 @@ impl SeatTask {
                 format!("the new seat's token could not be written durably: {e}"),
             ));
         }
+        host.release(&self.rt, pid).await.map_err(|e| failure("launch", e.to_string()))?;
         let origin = match &self.member.session_source {
             Some(SessionSource::Fork { native_id }) => format!("forked from source session {native_id}"),
             None => "fresh session".to_string(),
