@@ -223,16 +223,14 @@ async fn receive_on(ctx: &ProcessContext, channel: &str) -> Result<MailMessage, 
 
 /// Blocks until the forker's handoff message arrives, then reads the start it points at.
 async fn receive_fork_start(ctx: &ProcessContext) -> Result<ForkStart, AgentError> {
-    {
-        let message = receive_on(ctx, FORK_CHANNEL).await?;
-        let oid = message
-            .payload
-            .as_ref()
-            .and_then(|p| p.get("start"))
-            .and_then(|v| v.as_str())
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| AgentError::Corrupt { message: "a fork handoff without a start object".into() })?;
-        let payload = super::persist::get_oid(ctx, oid).await?;
-        return super::persist::from_payload("fork start", payload);
-    }
+    let message = receive_on(ctx, FORK_CHANNEL).await?;
+    let oid = message
+        .payload
+        .as_ref()
+        .and_then(|p| p.get("start"))
+        .and_then(|v| v.as_str())
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| AgentError::Corrupt { message: "a fork handoff without a start object".into() })?;
+    let payload = super::persist::get_oid(ctx, oid).await?;
+    super::persist::from_payload("fork start", payload)
 }
