@@ -183,21 +183,9 @@ fn failure_text(events: &[Value], kinds: &[&str]) -> Option<String> {
 }
 
 fn command_failed(output: &CommandOutput, attempt: Attempt, reported: Option<String>) -> AdapterError {
-    AdapterError::Command {
-        runtime: RUNTIME,
-        attempt,
-        status: output.status,
-        stderr: output.stderr.clone(),
-        reported,
-    }
+    AdapterError::command_failed(RUNTIME, output, attempt, reported)
 }
 
 fn malformed(output: &CommandOutput, attempt: Attempt, reason: &str) -> AdapterError {
-    AdapterError::MalformedOutput {
-        runtime: RUNTIME,
-        attempt,
-        reason: reason.to_owned(),
-        excerpt: excerpt(&output.stdout, OUTPUT_EXCERPT_BYTES_MAX),
-        stderr: output.stderr.clone(),
-    }
+    AdapterError::malformed(RUNTIME, output, attempt, reason)
 }

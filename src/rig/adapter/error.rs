@@ -207,6 +207,39 @@ impl AdapterError {
         }
     }
 
+    /// A command that ran and failed: its exit status, its standard error, and what the runtime
+    /// reported about it.
+    pub(super) fn command_failed(
+        runtime: SeatRuntime,
+        output: &super::command::CommandOutput,
+        attempt: Attempt,
+        reported: Option<String>,
+    ) -> AdapterError {
+        AdapterError::Command {
+            runtime,
+            attempt,
+            status: output.status,
+            stderr: output.stderr.clone(),
+            reported,
+        }
+    }
+
+    /// A command whose output could not be read: why, an excerpt of it, and its standard error.
+    pub(super) fn malformed(
+        runtime: SeatRuntime,
+        output: &super::command::CommandOutput,
+        attempt: Attempt,
+        reason: &str,
+    ) -> AdapterError {
+        AdapterError::MalformedOutput {
+            runtime,
+            attempt,
+            reason: reason.to_owned(),
+            excerpt: excerpt(&output.stdout, super::limits::OUTPUT_EXCERPT_BYTES_MAX),
+            stderr: output.stderr.clone(),
+        }
+    }
+
     /// The state-model step that failed.
     pub fn step(&self) -> Step {
         let command_step = |attempt: &Attempt| match attempt {
