@@ -94,7 +94,7 @@ fn report_snapshot_bytes() {
              + record {first_record} B; after fork {puts} chunks / {bytes} B + record {record} B \
              ({} chunk ids = {} B, tail of {})",
             forked.chunk_ids.len(),
-            forked.chunk_ids.len() * 32,
+            serde_json::to_vec(&forked.chunk_ids).map_or(0, |ids| ids.len()),
             forked.tail.len(),
         );
     }
