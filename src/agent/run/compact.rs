@@ -4,34 +4,29 @@
 
 use super::error::AgentError;
 use super::program::Agent;
-use crate::agent::brain::{ToolSpec, tokens};
+use crate::agent::brain::tokens;
 use crate::agent::compaction::{Strategy, compact, needs_compaction, trigger_tokens};
 use crate::agent::config::CompactionStrategy;
 use crate::agent::telemetry::AgentEvent;
 
 impl Agent {
     /// Compacts the window if the next request would pass the trigger. Returns whether it did.
-    pub(crate) async fn compact_if_needed(
-        &mut self,
-        system: &str,
-        tools: &[ToolSpec],
-    ) -> Result<bool, AgentError> {
-        let profile = self.profile()?.clone();
-        let fixed = tokens::system_tokens(system) + tools.iter().map(tokens::tool_spec_tokens).sum::<u64>();
-        let request = fixed + tokens::window_tokens(&self.window);
+    /// `fixed` is the estimated tokens of the request besides the window (system slot, tools).
+    pub(crate) async fn compact_if_needed(&mut self, fixed: u64) -> Result<bool, AgentError> {
+        let profile = self.profile()?;
         let limit = profile.window_tokens();
         let trigger = profile.compaction().trigger_percent();
+        let summarizer = match profile.compaction().strategy() {
+            CompactionStrategy::Summarize { summarizer } => Some(summarizer.as_str().to_string()),
+            CompactionStrategy::Truncate => None,
+        };
+        let request = fixed + tokens::window_tokens(&self.window);
         if !needs_compaction(request, limit, trigger) {
             return Ok(false);
         }
         let target = trigger_tokens(limit, trigger);
-        let summarizer = match profile.compaction().strategy() {
-            CompactionStrategy::Summarize { summarizer } => {
-                // The summarizer has answered nothing yet, however many turns the agent took.
-                Some(self.make_brain_after(summarizer.as_str(), 0)?)
-            }
-            CompactionStrategy::Truncate => None,
-        };
+        // The summarizer has answered nothing yet, however many turns the agent took.
+        let summarizer = summarizer.map(|id| self.make_brain_after(&id, 0)).transpose()?;
         let strategy = match &summarizer {
             Some(brain) => Strategy::Summarize(brain.as_ref()),
             None => Strategy::Truncate,

@@ -77,6 +77,11 @@ impl Agent {
             let payload = persist::get_oid(&self.ctx, oid).await?;
             self.state.modules.memories = Some(persist::from_payload("memories", payload)?);
         }
+        if !memories {
+            // Written at the turn boundary; a refused call changed nothing.
+            return Ok(tool.run(arguments, &mut self.state.modules).map_err(Refusal::from)?.result);
+        }
+        // On a copy: a write to memories linked read-only is refused and must change nothing.
         let mut modules = self.state.modules.clone();
         let output = tool.run(arguments, &mut modules).map_err(Refusal::from)?;
         if output.changed == Some(ModuleKind::Memories) {

@@ -14,12 +14,30 @@ use super::turn::Declarations;
 use crate::actors::kernel::mailbox::Notice;
 use crate::actors::runtime::ProcessContext;
 use crate::actors::runtime::program::{BoxFuture, Program, ProgramResult, ProgramStart};
-use crate::agent::brain::{Brain, Message, ToolSpec, TurnRequest};
+use crate::agent::brain::{Brain, Message, ToolSpec, TurnRequest, tokens};
 use crate::agent::config::Profile;
 use crate::agent::limits::AGENT_TURNS_MAX;
 use crate::agent::telemetry::{AgentEvent, SpawnVia};
 use crate::agent::window::Window;
 use std::sync::Arc;
+
+/// What an incarnation's requests carry besides the window; cheap to clone.
+#[derive(Clone)]
+pub(crate) struct RequestParts {
+    /// The system prompt slot.
+    system: Arc<str>,
+    /// The offered tools.
+    tools: Arc<[ToolSpec]>,
+    /// The estimated tokens of the system slot and the tool specs.
+    fixed_tokens: u64,
+}
+
+/// [`RequestParts`] as rendered once for a profile standing in a machine state (or not).
+pub(crate) struct Rendered {
+    profile: String,
+    machine: Option<MachineAt>,
+    parts: RequestParts,
+}
 
 /// The program an agent process runs.
 pub struct AgentProgram {
@@ -58,9 +76,9 @@ pub(crate) struct Agent {
     /// Whether the mailbox may hold unread messages no notice announced (at an execution's
     /// start, or when a page of the inbox left some behind).
     pub(crate) inbox_unread: bool,
-    /// The system prompt and tools rendered for the current incarnation, by (profile, machine
-    /// state): rendered once per incarnation, not once per turn.
-    pub(crate) rendered: Option<(String, Option<MachineAt>, String, Vec<ToolSpec>)>,
+    /// The system prompt and tools rendered for the current incarnation: rendered once per
+    /// incarnation, not once per turn, and shared with each turn's brain task.
+    pub(crate) rendered: Option<Rendered>,
     /// Turns the current incarnation has taken.
     pub(crate) incarnation_turns: u64,
     /// The module objects as this execution last wrote them (unchanged ones are not rewritten).
@@ -120,21 +138,26 @@ impl Agent {
         })
     }
 
-    /// The tools offered now, and the system prompt rendered for them.
-    fn request_parts(&mut self) -> Result<(String, Vec<ToolSpec>), AgentError> {
-        let in_machine = self.state.machine.is_some();
-        if let Some((profile, machine, system, tools)) = &self.rendered
-            && *profile == self.state.profile
-            && *machine == self.state.machine
+    /// The tools offered now, the system prompt rendered for them, and their estimated tokens.
+    fn request_parts(&mut self) -> Result<RequestParts, AgentError> {
+        if let Some(r) = &self.rendered
+            && r.profile == self.state.profile
+            && r.machine == self.state.machine
         {
-            return Ok((system.clone(), tools.clone()));
+            return Ok(r.parts.clone());
         }
         let profile = self.profile()?;
-        let tools = offered_tools(profile, in_machine);
+        let tools = offered_tools(profile, self.state.machine.is_some());
         let system = super::prompt::render(&self.host.config, profile, self.state.machine.as_ref(), &tools);
-        self.rendered =
-            Some((self.state.profile.clone(), self.state.machine.clone(), system.clone(), tools.clone()));
-        Ok((system, tools))
+        let fixed_tokens =
+            tokens::system_tokens(&system) + tools.iter().map(tokens::tool_spec_tokens).sum::<u64>();
+        let parts = RequestParts { system: Arc::from(system), tools: Arc::from(tools), fixed_tokens };
+        self.rendered = Some(Rendered {
+            profile: self.state.profile.clone(),
+            machine: self.state.machine.clone(),
+            parts: parts.clone(),
+        });
+        Ok(parts)
     }
 
     async fn run(mut self) -> Result<(), AgentError> {
@@ -143,10 +166,10 @@ impl Agent {
                 return Err(AgentError::TooManyTurns { turns: self.window.turn(), max: AGENT_TURNS_MAX });
             }
             self.take_inbox().await?;
-            let (system, tools) = self.request_parts()?;
-            let compacted = self.compact_if_needed(&system, &tools).await?;
+            let parts = self.request_parts()?;
+            let compacted = self.compact_if_needed(parts.fixed_tokens).await?;
             let turn_no = self.window.next_turn();
-            let turn = self.think(system, tools, turn_no).await?;
+            let turn = self.think(parts, turn_no).await?;
             self.incarnation_turns += 1;
             self.charge(&turn.usage).await?;
             if let Some(cost) = self.state.costs.last_mut() {
@@ -186,13 +209,15 @@ impl Agent {
     /// Runs the brain in its own task on an O(1) copy of the window.
     async fn think(
         &self,
-        system: String,
-        tools: Vec<ToolSpec>,
+        parts: RequestParts,
         turn_no: u64,
     ) -> Result<crate::agent::brain::Turn, AgentError> {
         let brain = Arc::clone(&self.brain);
         let window = self.window.fork();
-        let task = tokio::spawn(async move { brain.turn(TurnRequest::new(&system, &window, &tools)).await });
+        let task =
+            tokio::spawn(
+                async move { brain.turn(TurnRequest::new(&parts.system, &window, &parts.tools)).await },
+            );
         match task.await {
             Ok(result) => result.map_err(|source| AgentError::Brain { turn: turn_no, source }),
             Err(join) => Err(AgentError::BrainTask { turn: turn_no, message: join.to_string() }),
