@@ -5,10 +5,9 @@
 use agentvisor::actors::Outcome;
 use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
 use agentvisor::agent::config::load_path;
-use agentvisor::agent::run::{AgentHost, config_brains};
+use agentvisor::agent::run::{AgentHost, config_brains, read_scripts};
 use agentvisor::agent::telemetry::Telemetry;
 use agentvisor::agent::window::SqliteChunkStore;
-use agentvisor::rig::run::read_scripts;
 use std::path::Path;
 use std::sync::Arc;
 

@@ -39,17 +39,10 @@ pub(crate) struct AgentArgs {
 }
 
 fn read_scripts(path: Option<&Path>) -> anyhow::Result<HashMap<String, Script>> {
-    let Some(path) = path else { return Ok(HashMap::new()) };
-    let text = std::fs::read_to_string(path).with_context(|| format!("failed to read {}", path.display()))?;
-    let raw: HashMap<String, serde_json::Value> = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a JSON object of scripts", path.display()))?;
-    let mut scripts = HashMap::new();
-    for (name, value) in raw {
-        let script = Script::from_json(&value.to_string())
-            .with_context(|| format!("the script {name:?} in {}", path.display()))?;
-        scripts.insert(name, script);
+    match path {
+        Some(path) => agentvisor::agent::run::read_scripts(path).map_err(anyhow::Error::msg),
+        None => Ok(HashMap::new()),
     }
-    Ok(scripts)
 }
 
 pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCode> {

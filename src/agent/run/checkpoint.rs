@@ -14,7 +14,7 @@ impl Agent {
     pub(crate) async fn checkpoint(&mut self) -> Result<(), AgentError> {
         let snapshot = self.window.snapshot(&*self.host.chunks)?;
         self.state.window = snapshot;
-        let pid = self.ctx.clone();
+        let ctx = self.ctx.clone();
         let history = json!({
             "chunk_ids": self.state.window.chunk_ids,
             "tail_messages": self.state.window.tail.len(),
@@ -36,7 +36,7 @@ impl Agent {
                 None => {
                     let had_contents = match self.written.get(name) {
                         Some(last) => !last.is_null(),
-                        None => persist::get(&pid, name).await?.is_some_and(|(_, v)| !v.is_null()),
+                        None => persist::get(&ctx, name).await?.is_some_and(|(_, v)| !v.is_null()),
                     };
                     if had_contents {
                         self.put_module(name, Value::Null).await?;

@@ -11,7 +11,7 @@ use crate::actors::kernel::capability::{CapabilityRequest, Rights};
 use crate::actors::runtime::RootSpec;
 use crate::actors::runtime::program::Image;
 use crate::actors::store::Store;
-use crate::agent::brain::{Brain, Message};
+use crate::agent::brain::{Brain, Message, Script};
 use crate::agent::config::{BrainBackend, Capability, CheckedConfig};
 use crate::agent::telemetry::Telemetry;
 use crate::agent::window::{ChunkStore, Window};
@@ -90,16 +90,7 @@ impl AgentHost {
         chunks: Arc<dyn ChunkStore + Send + Sync>,
         telemetry: Telemetry,
     ) -> Arc<AgentHost> {
-        Arc::new(AgentHost {
-            config: Arc::new(config),
-            brains,
-            chunks,
-            telemetry,
-            handoffs: DashMap::new(),
-            root_budget: Budget::UNLIMITED,
-            store: std::sync::OnceLock::new(),
-            image_id: ImageId(AGENT_IMAGE.to_string()),
-        })
+        AgentHost::on_image(ImageId(AGENT_IMAGE.to_string()), config, brains, chunks, telemetry)
     }
 
     /// The same, on an image of its own (`agent.<suffix>`), for a runtime that runs agents of
@@ -111,11 +102,26 @@ impl AgentHost {
         chunks: Arc<dyn ChunkStore + Send + Sync>,
         telemetry: Telemetry,
     ) -> Arc<AgentHost> {
-        let mut host = AgentHost::new(config, brains, chunks, telemetry);
-        if let Some(h) = Arc::get_mut(&mut host) {
-            h.image_id = ImageId(format!("{AGENT_IMAGE}.{suffix}"));
-        }
-        host
+        AgentHost::on_image(ImageId(format!("{AGENT_IMAGE}.{suffix}")), config, brains, chunks, telemetry)
+    }
+
+    fn on_image(
+        image_id: ImageId,
+        config: CheckedConfig,
+        brains: Arc<dyn BrainProvider>,
+        chunks: Arc<dyn ChunkStore + Send + Sync>,
+        telemetry: Telemetry,
+    ) -> Arc<AgentHost> {
+        Arc::new(AgentHost {
+            config: Arc::new(config),
+            brains,
+            chunks,
+            telemetry,
+            handoffs: DashMap::new(),
+            root_budget: Budget::UNLIMITED,
+            store: std::sync::OnceLock::new(),
+            image_id,
+        })
     }
 
     /// The image id its agents run on.
@@ -283,6 +289,20 @@ fn may_launch(config: &CheckedConfig, start: &str) -> bool {
         }
     }
     false
+}
+
+/// Reads a scripts file: a JSON object mapping script names to scripts, each checked.
+pub fn read_scripts(file: &std::path::Path) -> Result<std::collections::HashMap<String, Script>, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let raw: std::collections::HashMap<String, serde_json::Value> = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not a JSON object of scripts: {e}", file.display()))?;
+    let mut scripts = std::collections::HashMap::new();
+    for (name, value) in raw {
+        let script = Script::from_json(&value.to_string())
+            .map_err(|e| format!("the script {name:?} in {}: {e}", file.display()))?;
+        scripts.insert(name, script);
+    }
+    Ok(scripts)
 }
 
 /// The brain backends a configuration declares, built as real brains: OpenAI-compatible

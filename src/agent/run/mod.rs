@@ -36,7 +36,7 @@ mod tools;
 mod turn;
 
 pub use error::{AgentError, Refusal};
-pub use host::{AGENT_IMAGE, AgentHost, AgentIdentity, BrainProvider, config_brains};
+pub use host::{AGENT_IMAGE, AgentHost, AgentIdentity, BrainProvider, config_brains, read_scripts};
 pub use launch::{AgentLaunch, ForkOrigin};
 pub use memories::MEMORIES_CHANNEL;
 pub use program::AgentProgram;

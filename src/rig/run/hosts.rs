@@ -4,7 +4,7 @@
 use crate::actors::runtime::RuntimeOptions;
 use crate::agent::brain::Script;
 use crate::agent::config::load_path;
-use crate::agent::run::{AgentHost, config_brains};
+use crate::agent::run::{AgentHost, config_brains, read_scripts};
 use crate::agent::telemetry::Telemetry;
 use crate::agent::window::ChunkStore;
 use crate::rig::RigSpec;
@@ -90,20 +90,6 @@ pub fn scripts_beside(path: &Path) -> Result<HashMap<String, Script>, String> {
         return Ok(HashMap::new());
     }
     read_scripts(&file)
-}
-
-/// Reads a JSON object of script names to scripts, checking each script.
-pub fn read_scripts(file: &Path) -> Result<HashMap<String, Script>, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let raw: HashMap<String, serde_json::Value> = serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not a JSON object of scripts: {e}", file.display()))?;
-    let mut scripts = HashMap::new();
-    for (name, value) in raw {
-        let script = Script::from_json(&value.to_string())
-            .map_err(|e| format!("the script {name:?} in {}: {e}", file.display()))?;
-        scripts.insert(name, script);
-    }
-    Ok(scripts)
 }
 
 /// A stable image suffix for an agent configuration path: the same path gives the same image

@@ -5,6 +5,6 @@ mod hosts;
 mod runner;
 mod seat;
 
-pub use hosts::{HostError, RigHosts, read_scripts, scripts_beside};
+pub use hosts::{HostError, RigHosts, scripts_beside};
 pub use runner::{Adapters, EXTERNAL_COMMAND_TIMEOUT, RigRunner, RunError, SEAT_REF_PREFIX, SeatProgress};
 pub use seat::SeatOutcome;
