@@ -146,6 +146,25 @@ use Capability as C;
 use ProblemCode as P;
 
 const REFUSALS: &[Refusal] = &[
+    // The process skill.
+    refusal(
+        "profiles:\n  - {id: a, brain: b, window_tokens: 10, capabilities: {child_processes: {child_agent: nobody}}}\n",
+        "profiles.a.capabilities.child_processes.child_agent",
+        P::UnknownChildAgent,
+        Some(C::ChildProcesses),
+    ),
+    refusal(
+        "profiles:\n  - {id: a, brain: b, window_tokens: 10, capabilities: {child_processes: {child_agent: a, tools: [wait_child_process, process_exit]}}}\n",
+        "profiles.a.capabilities.child_processes.tools[1]",
+        P::UnknownChildProcessTool,
+        Some(C::ChildProcesses),
+    ),
+    refusal(
+        "profiles:\n  - {id: a, brain: b, window_tokens: 10, capabilities: {child_processes: true}}\n",
+        "profiles.a.capabilities.child_processes.child_agent",
+        P::MissingField,
+        Some(C::ChildProcesses),
+    ),
     // The seed's three.
     refusal(
         "profiles:\n  - {id: a, brain: b, window_tokens: 10, capabilities: {exec: true}}\n",

@@ -78,7 +78,7 @@ async fn until_status(rt: &Runtime, pid: Pid, status: &str) {
 #[test]
 fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
     let schemas = tool_schemas();
-    let names: Vec<&str> = schemas.iter().map(|s| s.name).collect();
+    let names: Vec<&str> = schemas.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
         [

@@ -1,14 +1,16 @@
 //! Parsing tool calls into typed [`Call`]s and dispatching them, JSON in and JSON out.
 
 use super::args::{ExitArgs, ListArgs, SignalArgs, SpawnArgs, WaitArgs, invalid};
-use super::batch::{BatchCall, BatchRule};
+use super::batch::BatchCall;
+use super::registry::ParsedCall;
 use super::fork_args::ForkArgs;
 use super::message_args::{ReadArgs, ReceiveArgs, SendArgs};
 use super::object_args::{
     CreateObjectArgs, DelegateObjectArgs, ListObjectsArgs, LoadSkillsArgs, MergeArgs, ObjectRefArgs,
     WriteObjectArgs,
 };
-use super::{BATCH_TOO_LARGE, INTERNAL, INVALID_ARGUMENTS, ToolName, UNKNOWN_TOOL};
+use super::{BATCH_TOO_LARGE, INTERNAL, INVALID_ARGUMENTS, NOT_OFFERED, ToolName};
+use crate::actors::runtime::calls::BatchRule;
 use crate::actors::Pid;
 use crate::actors::limits::BATCH_CALLS_MAX;
 use crate::actors::runtime::calls::CallReply;
@@ -17,32 +19,32 @@ use crate::actors::runtime::{ProcessContext, Runtime};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-/// Parses one tool call: the only place JSON arguments become a typed [`Call`].
+/// Parses one kernel tool call into a typed [`Call`], through the registry
+/// ([`super::registry::parse`]).
 ///
-/// Refuses an unknown tool with `unknown_tool` (the message lists the tools), and malformed
-/// arguments with `invalid_arguments` whose message names the field (`child_pid: invalid pid
-/// id "x": expected a UUID`, `resource_budget.tokens: invalid type: …`). Empty or unknown
-/// rights keep the kernel's codes (`empty_rights`, `unknown_right`). An object tool given
-/// both or neither of `oid` and `name` is `invalid_arguments` too. `null` arguments are read
-/// as `{}`.
+/// Refuses an unknown tool with `unknown_tool` (the message lists the tools), an agent or
+/// module call with `not_offered` (only an agent makes those), and malformed arguments with
+/// `invalid_arguments` whose message names the field (`child_pid: invalid pid id "x":
+/// expected a UUID`, `resource_budget.tokens: invalid type: …`). Empty or unknown rights keep
+/// the kernel's codes (`empty_rights`, `unknown_right`). An object tool given both or neither
+/// of `oid` and `name` is `invalid_arguments` too. `null` arguments are read as `{}`.
 pub fn parse_call(name: &str, args: Value) -> Result<Call, ToolError> {
-    let Some(tool) = ToolName::parse(name) else {
-        let names: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
-        return Err(ToolError::new(
-            UNKNOWN_TOOL,
-            format!("unknown tool {name:?}; the tools are {}", names.join(", ")),
-        ));
-    };
-    let args = match args {
-        Value::Null => Value::Object(Map::new()),
-        Value::Object(map) => Value::Object(map),
-        other => {
-            return Err(invalid(
-                "arguments",
-                format!("expected a JSON object of {tool}'s parameters, found {}", json_kind(&other)),
-            ));
-        }
-    };
+    match super::registry::parse(name, args)? {
+        ParsedCall::Kernel(call) => Ok(call),
+        ParsedCall::Agent(_) | ParsedCall::Module(_) => Err(ToolError::new(
+            NOT_OFFERED,
+            format!("{name} is an agent's call, offered only to agent processes; the process tools are {}", kernel_names()),
+        )),
+    }
+}
+
+/// The kernel tools' names, for messages.
+pub(crate) fn kernel_names() -> String {
+    ToolName::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// The typed kernel [`Call`] of a kernel tool's arguments object.
+pub(crate) fn kernel_call(tool: ToolName, args: Value) -> Result<Call, ToolError> {
     match tool {
         ToolName::Spawn => from_args::<SpawnArgs>(args)?.into_call(),
         ToolName::Fork => from_args::<ForkArgs>(args)?.into_call(),
@@ -64,7 +66,22 @@ pub fn parse_call(name: &str, args: Value) -> Result<Call, ToolError> {
     }
 }
 
-fn from_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+/// A tool's arguments as an object: `null` reads as `{}`; anything else that is not an object
+/// is refused, naming the tool.
+pub(crate) fn args_object(tool: &str, args: Value) -> Result<Value, ToolError> {
+    match args {
+        Value::Null => Ok(Value::Object(Map::new())),
+        Value::Object(map) => Ok(Value::Object(map)),
+        other => Err(invalid(
+            "arguments",
+            format!("expected a JSON object of {tool}'s parameters, found {}", json_kind(&other)),
+        )),
+    }
+}
+
+/// Reads an arguments object into its typed struct: the one place tool arguments are
+/// deserialized. The refusal is `invalid_arguments` and names the field at fault.
+pub(crate) fn from_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
     serde_path_to_error::deserialize::<_, T>(args).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();

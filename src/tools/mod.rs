@@ -1,46 +1,85 @@
-//! The JSON tool surface: what an LLM (or a script) calls.
+//! The tool surface: every tool an LLM, a script, an MCP client or a program calls, in one
+//! registry ([`registry`]).
 //!
-//! The kernel tools ([`ToolName::ALL`]): the process tools (`spawn_child_process`,
-//! `fork_child_process`, `list_child_processes`, `wait_child_process`,
-//! `signal_child_process`, `merge_child_memory`, `process_exit`), the object-memory tools
-//! (`create_object`, `read_object`, `write_object`, `list_objects`, `checkpoint_object`,
-//! `load_skills`) and the mailbox tools (`send_process_message`, `read_process_messages`,
-//! `receive_process_messages`), each with
+//! Three families, each tool defined once with its name, the description a model reads, the
+//! JSON Schema of its arguments (derived from the typed argument struct with schemars) and
+//! the one conversion of JSON arguments into a typed call ([`parse`]):
 //!
-//! - an argument struct ([`args`], [`fork_args`], [`object_args`], [`message_args`]) whose
-//!   parameter names, defaults and shapes are exactly the process-kernel specification's,
-//!   refusing unknown fields;
-//! - a description taken from the specification and a JSON Schema of its parameters
-//!   ([`tool_schemas`]);
-//! - one conversion into the kernel's typed [`Call`] ([`parse_call`]), shared by every
-//!   dispatcher.
+//! - the kernel tools ([`ToolName::ALL`]): the process tools (`spawn_child_process`,
+//!   `fork_child_process`, `list_child_processes`, `wait_child_process`,
+//!   `signal_child_process`, `merge_child_memory`, `process_exit`), the object-memory tools
+//!   (`create_object`, `read_object`, `write_object`, `list_objects`, `checkpoint_object`,
+//!   `delegate_object`, `load_skills`) and the mailbox tools (`send_process_message`,
+//!   `read_process_messages`, `receive_process_messages`), whose arguments ([`args`],
+//!   [`fork_args`], [`object_args`], [`message_args`]) are exactly the process-kernel
+//!   specification's and become the kernel's typed [`Call`];
+//! - the agent calls ([`AgentTool`]: `finish`, `spawn_subagent`, `wait_for_subagents`,
+//!   `send_message`, `fork`, `exec`, `transition_state`), which only an agent's turn loop runs;
+//! - the module tools ([`crate::agent::modules::ModuleTool`]: tasks, notebook, memories,
+//!   program library).
+//!
+//! The process skill of the specification ([`PROCESS_SKILL_NAME`], its nine tools) is offered
+//! to agents whose profile enables `child_processes`.
 //!
 //! Dispatch ([`dispatch_as`] for the host acting as a process, [`dispatch_ctx`] for a
 //! program) answers JSON in every case: the kernel's result object, or
 //! `{"error": {"code", "message"}}`. Malformed input is refused with `invalid_arguments` (the
-//! message names the field) or `unknown_tool`; nothing here panics.
+//! message names the field) or `unknown_tool`; nothing here panics. Every refusal is one
+//! [`crate::actors::runtime::calls::ToolError`] with a stable code.
 //!
-//! Batches ([`dispatch_batch_as`], [`dispatch_batch_ctx`]) follow the specification's rule: a
-//! wait that suspended the caller ends the batch, and every later call answers `batch_ended`
-//! without running. [`BatchRule`] is that rule on its own, for callers that drive calls
-//! themselves (the scenario runner).
+//! Batches ([`dispatch_batch_as`], [`dispatch_batch_ctx`]) follow the specification's rule,
+//! written once in the kernel ([`BatchRule`]): a wait that suspended the caller ends the
+//! batch, and every later call answers `batch_ended` without running.
 
+pub mod agent;
 pub mod args;
 mod batch;
 mod dispatch;
 pub mod fork_args;
 pub mod message_args;
 pub mod object_args;
+pub mod registry;
 mod schema;
+mod skill;
+mod spec;
 
-pub use batch::{BatchCall, BatchRule};
+pub use agent::{AgentCall, AgentTool};
+pub use batch::BatchCall;
 pub use dispatch::{
     dispatch_as, dispatch_batch_as, dispatch_batch_ctx, dispatch_ctx, error_json, parse_call, reply_json,
     result_json,
 };
-pub use schema::{ToolSchema, tool_schema, tool_schemas};
+pub(crate) use dispatch::{args_object, from_args};
+pub use registry::{Family, ParsedCall, Tool, parse};
+pub use schema::{tool_schema, tool_schemas};
+pub use skill::{
+    PROCESS_SKILL_DESCRIPTION, PROCESS_SKILL_EXTRA_TOOLS, PROCESS_SKILL_NAME, PROCESS_SKILL_TOOLS,
+    PROCESS_SKILL_WORKFLOW,
+};
+pub(crate) use spec::parameters_of;
+pub use spec::ToolSpec;
 
+pub use crate::actors::runtime::calls::{BATCH_ENDED, BatchRule};
 use crate::actors::runtime::calls::Call;
+
+/// How many characters of a caller's input an error message quotes: enough to recognise it,
+/// never a huge input echoed back whole.
+pub const QUOTED_INPUT_CHARS_MAX: usize = 64;
+
+/// `input` quoted for an error message, cut to [`QUOTED_INPUT_CHARS_MAX`] characters (with
+/// `…` and its full length when cut).
+pub fn quote(input: &str) -> String {
+    let count = input.chars().count();
+    if count <= QUOTED_INPUT_CHARS_MAX {
+        return format!("{input:?}");
+    }
+    let prefix: String = input.chars().take(QUOTED_INPUT_CHARS_MAX).collect();
+    format!("{prefix:?}… ({count} characters)")
+}
+
+/// The error code of a call the caller is not offered: an agent call made by a process that
+/// is not an agent, or a tool the agent's profile does not enable.
+pub const NOT_OFFERED: &str = "not_offered";
 
 /// The error code of malformed arguments (bad JSON shape, a missing or unknown field, a bad
 /// id). The message names the field.
@@ -48,10 +87,6 @@ pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
 
 /// The error code of a tool name that is not one of [`ToolName::ALL`].
 pub const UNKNOWN_TOOL: &str = "unknown_tool";
-
-/// The error code of a batch call that did not run because an earlier blocking wait
-/// suspended the caller.
-pub const BATCH_ENDED: &str = "batch_ended";
 
 /// The error code of a batch longer than [`crate::actors::limits::BATCH_CALLS_MAX`].
 pub const BATCH_TOO_LARGE: &str = "batch_too_large";

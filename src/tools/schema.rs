@@ -1,8 +1,7 @@
 //! Tool descriptions and the JSON Schemas of their parameters.
 //!
 //! Descriptions are taken from the process-kernel specification. Schemas are generated from
-//! the argument structs in [`super::args`] (JSON Schema 2020-12, every subschema inlined so a
-//! function-calling client needs no `$ref` resolution).
+//! the argument structs in [`super::args`] ([`super::spec`]).
 
 use super::ToolName;
 use super::args::{ExitArgs, ListArgs, SignalArgs, SpawnArgs, WaitArgs};
@@ -12,45 +11,7 @@ use super::object_args::{
     CreateObjectArgs, DelegateObjectArgs, ListObjectsArgs, LoadSkillsArgs, MergeArgs, ObjectRefArgs,
     WriteObjectArgs,
 };
-use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
-use serde::Serialize;
-use serde_json::{Value, json};
-
-/// One tool as a function-calling client sees it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ToolSchema {
-    /// The tool's name.
-    pub name: &'static str,
-    /// What it does and how to use it, from the specification.
-    pub description: &'static str,
-    /// The JSON Schema of its arguments object.
-    pub parameters: Value,
-}
-
-impl ToolSchema {
-    /// The OpenAI function-tool shape: `{"type": "function", "function": {name, description,
-    /// parameters}}`.
-    pub fn to_openai(&self) -> Value {
-        json!({
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            }
-        })
-    }
-
-    /// The names of the required parameters, in schema order.
-    pub fn required(&self) -> Vec<&str> {
-        self.parameters
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default()
-    }
-}
+use super::spec::{ToolSpec, parameters_of};
 
 const SPAWN: &str = "Create a fresh direct child AgentProcess (a runtime-managed process, not a host OS \
 subprocess) with a new namespace and a goal-only memory view; `goal` is required. It copies no \
@@ -213,29 +174,8 @@ pub(super) fn description(tool: ToolName) -> &'static str {
     }
 }
 
-fn parameters_of<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
-        .with(|s| {
-            s.inline_subschemas = true;
-            s.meta_schema = None;
-        })
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
-    if let Value::Object(map) = &mut schema {
-        // The struct's name and doc comment describe Rust, not the tool.
-        map.remove("title");
-        map.remove("description");
-        // An arguments object with no required parameter still lists `required: []`, so a
-        // client can check requiredness uniformly.
-        map.entry("required").or_insert_with(|| json!([]));
-        // Likewise `properties: {}` for a tool that takes none (`list_objects`).
-        map.entry("properties").or_insert_with(|| json!({}));
-    }
-    schema
-}
-
 /// The schema of one tool.
-pub fn tool_schema(tool: ToolName) -> ToolSchema {
+pub fn tool_schema(tool: ToolName) -> ToolSpec {
     let parameters = match tool {
         ToolName::Spawn => parameters_of::<SpawnArgs>(),
         ToolName::Fork => parameters_of::<ForkArgs>(),
@@ -255,10 +195,10 @@ pub fn tool_schema(tool: ToolName) -> ToolSchema {
         ToolName::Read => parameters_of::<ReadArgs>(),
         ToolName::Receive => parameters_of::<ReceiveArgs>(),
     };
-    ToolSchema { name: tool.as_str(), description: description(tool), parameters }
+    ToolSpec { name: tool.as_str().to_string(), description: description(tool).to_string(), parameters }
 }
 
 /// Every kernel tool's schema, in [`ToolName::ALL`] order.
-pub fn tool_schemas() -> Vec<ToolSchema> {
+pub fn tool_schemas() -> Vec<ToolSpec> {
     ToolName::ALL.into_iter().map(tool_schema).collect()
 }

@@ -4,7 +4,7 @@ use super::actor::{ProcessMsg, Reply};
 use super::calls::{
     Call, CallOk, ChildList, ExitResult, Launched, ObjectView, SignalResult, ToolError, WaitResult,
 };
-use super::calls::{CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
+use super::calls::{BatchRule, CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
 use super::calls::{
     CreateObject, ForkRequest, MemoryReport, MergeResult, ObjectCreated, ObjectTarget, ObjectWritten,
 };
@@ -81,21 +81,18 @@ impl ProcessContext {
         std::mem::take(&mut *self.notices.lock())
     }
 
-    /// Makes calls in order. A wait that suspended the process ends the batch: the calls after
-    /// it do not run and each gets a `batch_ended` error. A refused call does not end the batch.
+    /// Makes calls in order under the batch rule ([`BatchRule`]): a wait that suspended the
+    /// process ends the batch, the calls after it do not run and each gets a `batch_ended`
+    /// error. A refused call does not end the batch.
     pub async fn batch(&self, calls: Vec<Call>) -> Vec<BatchItem> {
+        let mut rule = BatchRule::new();
         let mut results = Vec::with_capacity(calls.len());
-        let mut ended = false;
         for call in calls {
-            if ended {
-                results.push(Err(ToolError::new(
-                    "batch_ended",
-                    format!("{} did not run: an earlier blocking wait ended this tool batch", call.name()),
-                )));
-                continue;
-            }
-            let result = self.call(call).await;
-            ended = suspended(&result);
+            let result = match rule.admit(call.name()) {
+                Ok(()) => self.call(call).await,
+                Err(e) => Err(e),
+            };
+            rule.observe(&result);
             results.push(result);
         }
         results
@@ -254,15 +251,6 @@ impl ProcessContext {
     /// Stores a checkpoint durably; a restart gets it back in [`Self::restored_checkpoint`].
     pub async fn checkpoint(&self, bytes: Vec<u8>) -> Result<(), ToolError> {
         self.call(Call::Checkpoint(bytes)).await.map(|_| ())
-    }
-}
-
-/// Whether an answer says its call suspended the caller (which ends a tool batch).
-pub fn suspended(result: &Result<CallOk, ToolError>) -> bool {
-    match result {
-        Ok(CallOk::Waited(w)) => w.suspended,
-        Ok(CallOk::Received(r)) => r.suspended,
-        _ => false,
     }
 }
 

@@ -19,7 +19,8 @@ mod supervisor;
 pub mod telemetry;
 
 pub use actor::ProcessMsg;
-pub use context::{BatchItem, ProcessContext, suspended};
+pub use calls::suspended;
+pub use context::{BatchItem, ProcessContext};
 pub use recovery::RecoveryReport;
 
 use crate::kernel::budget::Budget;

@@ -44,17 +44,6 @@ pub struct ToolCall {
     pub arguments: Value,
 }
 
-/// A tool offered to the model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolSpec {
-    /// The tool's name.
-    pub name: String,
-    /// What it does and when to call it, for the model.
-    pub description: String,
-    /// A JSON Schema of its arguments object.
-    pub parameters: Value,
-}
-
 /// What the model said in one turn: optional text and any number of tool calls.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AssistantMessage {

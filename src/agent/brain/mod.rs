@@ -28,7 +28,8 @@ mod window;
 
 pub use driven::{DrivenBrains, DrivenDriver, TurnAbandoned, TurnAsk};
 pub use error::BrainError;
-pub use message::{AssistantMessage, Message, Role, ToolCall, ToolSpec, Usage};
+pub use crate::tools::ToolSpec;
+pub use message::{AssistantMessage, Message, Role, ToolCall, Usage};
 pub use openai::{OpenAiBrain, OpenAiConfig};
 pub use scripted::{Expect, Script, ScriptedBrain, ScriptedCall, ScriptedTurn};
 pub use window::{WindowView, tail_since_assistant};

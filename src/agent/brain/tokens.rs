@@ -36,7 +36,8 @@
 //! the window limit rather than aim at it exactly.
 
 use super::TurnRequest;
-use super::message::{AssistantMessage, Message, ToolCall, ToolSpec};
+use super::ToolSpec;
+use super::message::{AssistantMessage, Message, ToolCall};
 use super::window::WindowView;
 use serde_json::Value;
 

@@ -34,11 +34,14 @@ pub enum Capability {
     Fork,
     /// `transition_state`: move the machine this agent stands in; only for machine states.
     TransitionState,
+    /// `child_processes`: the process skill (`agent-libos-child-processes`): the kernel's
+    /// process and mailbox tools, with children running a named agent.
+    ChildProcesses,
 }
 
 impl Capability {
     /// Every capability, in the order the documentation lists them.
-    pub const ALL: [Capability; 9] = [
+    pub const ALL: [Capability; 10] = [
         Capability::History,
         Capability::Tasks,
         Capability::Notebook,
@@ -48,6 +51,7 @@ impl Capability {
         Capability::Exec,
         Capability::Fork,
         Capability::TransitionState,
+        Capability::ChildProcesses,
     ];
 
     /// The id written in a profile's `capabilities` table.
@@ -62,6 +66,7 @@ impl Capability {
             Capability::Exec => "exec",
             Capability::Fork => "fork",
             Capability::TransitionState => "transition_state",
+            Capability::ChildProcesses => "child_processes",
         }
     }
 }
@@ -207,6 +212,25 @@ impl Switchable for RawProgramLibrary {
     }
 }
 
+/// The settings of `child_processes`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawChildProcesses {
+    /// Whether the capability is on (default `true`).
+    pub enabled: Option<bool>,
+    /// The profile or machine id every child runs as (required when enabled).
+    pub child_agent: Option<String>,
+    /// The tools allowed: a subset of the skill's, plus `read_object` and `list_objects`
+    /// (default: exactly the skill's nine).
+    pub tools: Option<Vec<String>>,
+}
+
+impl Switchable for RawChildProcesses {
+    fn enabled(&self) -> Option<bool> {
+        self.enabled
+    }
+}
+
 /// A profile's `capabilities` table as written. Every field is one capability; a capability
 /// left out is off (`history` excepted: it is always on, and may only be written as on).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -230,6 +254,8 @@ pub struct RawCapabilities {
     pub fork: Option<RawEntry<RawSwitch>>,
     /// Move the machine this agent stands in.
     pub transition_state: Option<RawEntry<RawSwitch>>,
+    /// The process skill.
+    pub child_processes: Option<RawEntry<RawChildProcesses>>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,6 +294,25 @@ impl ProgramLibrary {
     }
 }
 
+/// The process skill's settings, as checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChildProcesses {
+    pub(super) child_agent: String,
+    pub(super) tools: Vec<crate::tools::ToolName>,
+}
+
+impl ChildProcesses {
+    /// The profile or machine id the children run as.
+    pub fn child_agent(&self) -> &str {
+        &self.child_agent
+    }
+
+    /// The kernel tools offered, in the skill's order (the extra tools last).
+    pub fn tools(&self) -> &[crate::tools::ToolName] {
+        &self.tools
+    }
+}
+
 /// A checked capability set. `history` is always in it; `fork` only with `subagents`; `exec`
 /// only with a non-empty roster and never on a profile a machine runs as a state;
 /// `transition_state` only on such a profile (the launch check proves each).
@@ -281,6 +326,7 @@ pub struct CapabilitySet {
     pub(super) exec: bool,
     pub(super) fork: bool,
     pub(super) transition_state: bool,
+    pub(super) child_processes: Option<ChildProcesses>,
 }
 
 impl CapabilitySet {
@@ -296,6 +342,7 @@ impl CapabilitySet {
             Capability::Exec => self.exec,
             Capability::Fork => self.fork,
             Capability::TransitionState => self.transition_state,
+            Capability::ChildProcesses => self.child_processes.is_some(),
         }
     }
 
@@ -307,6 +354,11 @@ impl CapabilitySet {
     /// The memories settings, if memories are on.
     pub fn memories(&self) -> Option<&Memories> {
         self.memories.as_ref()
+    }
+
+    /// The process skill's settings, if it is on.
+    pub fn child_processes(&self) -> Option<&ChildProcesses> {
+        self.child_processes.as_ref()
     }
 
     /// The program library settings, if the library is on.

@@ -43,7 +43,7 @@ mod prompt;
 mod report;
 
 pub use brain_ref::{BrainBackend, BrainKind, BrainSpec};
-pub use capability::{Capability, CapabilitySet, Memories, MemoryScope, ProgramLibrary};
+pub use capability::{Capability, CapabilitySet, ChildProcesses, Memories, MemoryScope, ProgramLibrary};
 pub use check::check;
 pub use checked::CheckedConfig;
 pub use error::{ConfigFormat, LoadError, ParseError};

@@ -65,6 +65,10 @@ problem_codes! {
     ProgramRetentionOutOfRange = "program_retention_out_of_range",
     /// A program id length outside its limits.
     ProgramIdLengthOutOfRange = "program_id_length_out_of_range",
+    /// `child_processes.child_agent` names neither a profile nor a machine.
+    UnknownChildAgent = "unknown_child_agent",
+    /// `child_processes.tools` names a tool the process skill cannot offer.
+    UnknownChildProcessTool = "unknown_child_process_tool",
     /// `exec` with an empty roster.
     ExecEmptyRoster = "exec_empty_roster",
     /// `exec` on a profile a machine runs as a state.

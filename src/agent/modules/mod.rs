@@ -28,7 +28,10 @@ pub use memories::Memories;
 pub use notebook::Notebook;
 pub use table::{ModuleAction, ModuleKind, ModuleMove, opening_note, plan_transfer};
 pub use tasks::{Task, TaskList, TaskStatus};
-pub use tools::{ModuleTool, ToolOutput};
+pub use tools::{
+    AddTaskArgs, KeyArgs, ModuleCall, ModuleTool, NoArgs, PageArgs, ProgramIdArgs, RememberArgs,
+    SaveProgramArgs, ToolOutput, UpdateTaskArgs, WriteNoteArgs,
+};
 
 use crate::agent::config::CapabilitySet;
 use serde::{Deserialize, Serialize};

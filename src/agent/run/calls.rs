@@ -1,33 +1,47 @@
-//! Executing one tool call of a turn. Every call's result, refusals included, becomes the
-//! call's tool result in the window; a refusal never ends the turn.
+//! Executing one tool call of a turn. Every call goes through the registry
+//! ([`crate::tools::registry`]): the name is looked up, the profile's offer checked, the
+//! arguments parsed into a typed call, and the call run — a kernel call as this process, an
+//! agent call or a module call here. Every call's result, refusals included, becomes the
+//! call's tool result in the window; a refusal never ends the turn. The batch rule holds
+//! across the turn's calls: once a blocking wait suspended the process, the later calls of
+//! the turn answer `batch_ended`.
 
-use super::error::{AgentError, Refusal};
+use super::error::AgentError;
 use super::launch::AgentLaunch;
 use super::program::Agent;
 use super::state::Subagent;
-use super::tools::{AgentArgs, AgentTool, FinishArgs, SendArgs, TransitionArgs, WaitArgs, parse_args};
+use super::tools::{offered, why_not_offered};
 use super::turn::{Declarations, Succession};
 use crate::actors::Pid;
 use crate::actors::kernel::launch::LaunchRequest;
 use crate::actors::kernel::mailbox::MessageKind;
-use crate::actors::runtime::calls::SendRequest;
+use crate::actors::runtime::calls::{BatchRule, Call, SendRequest, ToolError};
 use crate::agent::brain::ToolCall;
-use crate::agent::modules::ModuleTool;
 use crate::agent::telemetry::AgentEvent;
+use crate::tools::{
+    AgentCall, AgentTool, NOT_OFFERED, ParsedCall, Tool, ToolName, UNKNOWN_TOOL, quote,
+};
+use crate::tools::agent::{SendMessageArgs, SpawnSubagentArgs, WaitForSubagentsArgs};
 use serde_json::{Value, json};
 
 impl Agent {
     /// Runs `call` and returns the text recorded as its result: interrupt notices that arrived
     /// before it first, then its result, then the normal notices delivered with its answer.
+    /// A call after a blocking wait that suspended this process in the same turn does not run
+    /// and answers `batch_ended`.
     pub(crate) async fn execute(
         &mut self,
         call: &ToolCall,
         declared: &mut Declarations,
+        batch: &mut BatchRule,
         turn: u64,
     ) -> String {
-        let is_message_call = call.name == AgentTool::SendMessage.name();
-        let before = if is_message_call { String::new() } else { self.show_interrupts().await };
-        let result = match self.dispatch(call, declared, turn).await {
+        let before = if is_message_call(&call.name) { String::new() } else { self.show_interrupts().await };
+        let outcome = match batch.admit(&call.name) {
+            Ok(()) => self.dispatch(call, declared, batch, turn).await,
+            Err(refusal) => Err(Dispatch::Refused(refusal)),
+        };
+        let result = match outcome {
             Ok(value) => value,
             Err(Dispatch::Refused(refusal)) => {
                 self.emit(AgentEvent::ToolRefused {
@@ -36,7 +50,7 @@ impl Agent {
                     code: refusal.code.clone(),
                     message: refusal.message.clone(),
                 });
-                json!({"error": {"code": refusal.code, "message": refusal.message}})
+                crate::tools::error_json(&refusal)
             }
             Err(Dispatch::Failed(error)) => {
                 json!({"error": {"code": "agent_error", "message": error.to_string()}})
@@ -50,39 +64,32 @@ impl Agent {
         &mut self,
         call: &ToolCall,
         declared: &mut Declarations,
+        batch: &mut BatchRule,
         turn: u64,
     ) -> Result<Value, Dispatch> {
-        if let Some(tool) = ModuleTool::parse(&call.name) {
-            return self.module_call(tool, &call.arguments).await;
-        }
-        let Some(tool) = AgentTool::parse(&call.name) else {
-            return Err(
-                Refusal::new("unknown_tool", format!("there is no tool named {:?}", call.name)).into()
-            );
+        let Some(tool) = Tool::parse(&call.name) else {
+            return Err(ToolError::new(
+                UNKNOWN_TOOL,
+                format!("there is no tool named {}; your tools are listed in your system prompt", quote(&call.name)),
+            )
+            .into());
         };
         let in_machine = self.machine().is_some();
-        if !tool.offered(self.profile()?, in_machine) {
-            let why = match tool {
-                AgentTool::Exec if in_machine => {
-                    "you stand in a machine state: the next move belongs to the machine; use transition_state"
-                }
-                AgentTool::TransitionState if !in_machine => "you do not stand in a machine state",
-                _ => "your profile does not enable it",
-            };
-            return Err(Refusal::new(
-                "not_offered",
-                format!("{} is not among your tools: {why}", tool.name()),
+        if !offered(tool, self.profile()?, in_machine) {
+            return Err(ToolError::new(
+                NOT_OFFERED,
+                format!("{tool} is not among your tools: {}", why_not_offered(tool, in_machine)),
             )
             .into());
         }
-        match tool {
-            AgentTool::Finish => {
-                let args: FinishArgs = parse_args(tool, &call.arguments)?;
+        match tool.parse_args(call.arguments.clone())? {
+            ParsedCall::Kernel(kernel) => self.kernel_call(kernel, batch).await,
+            ParsedCall::Module(module) => self.module_call(module).await,
+            ParsedCall::Agent(AgentCall::Finish(args)) => {
                 declared.declare_ending(args.result)?;
                 Ok(json!({"ending": "declared", "note": "your session ends when this turn ends"}))
             }
-            AgentTool::Exec => {
-                let args: AgentArgs = parse_args(tool, &call.arguments)?;
+            ParsedCall::Agent(AgentCall::Exec(args)) => {
                 self.check_roster(&args.agent)?;
                 declared.declare_succession(Succession::Exec {
                     target: args.agent.clone(),
@@ -90,8 +97,7 @@ impl Agent {
                 })?;
                 Ok(json!({"exec": args.agent, "note": "takes effect when this turn ends"}))
             }
-            AgentTool::TransitionState => {
-                let args: TransitionArgs = parse_args(tool, &call.arguments)?;
+            ParsedCall::Agent(AgentCall::TransitionState(args)) => {
                 self.check_transition(&args.state)?;
                 declared.declare_succession(Succession::Transition {
                     state: args.state.clone(),
@@ -99,47 +105,102 @@ impl Agent {
                 })?;
                 Ok(json!({"transition_state": args.state, "note": "takes effect when this turn ends"}))
             }
-            AgentTool::Fork => self.fork_call(call, declared, turn).await,
-            AgentTool::SpawnSubagent => {
-                let args: AgentArgs = parse_args(tool, &call.arguments)?;
-                self.spawn_subagent(args, turn).await
-            }
-            AgentTool::WaitForSubagents => {
-                let args: WaitArgs = parse_args(tool, &call.arguments)?;
+            ParsedCall::Agent(AgentCall::Fork(args)) => self.fork_call(args, declared, turn).await,
+            ParsedCall::Agent(AgentCall::SpawnSubagent(args)) => self.spawn_subagent(args, turn).await,
+            ParsedCall::Agent(AgentCall::WaitForSubagents(args)) => {
                 self.wait_for_subagents(args, declared).await
             }
-            AgentTool::SendMessage => {
-                let args: SendArgs = parse_args(tool, &call.arguments)?;
-                self.send(args).await
-            }
+            ParsedCall::Agent(AgentCall::SendMessage(args)) => self.send(args).await,
         }
     }
 
+    /// A kernel tool of the process skill, made as this process. A launch runs the profile's
+    /// child agent (or another roster id named as `image`), with the authority that agent
+    /// needs; the batch rule observes the answer.
+    async fn kernel_call(&mut self, call: Call, batch: &mut BatchRule) -> Result<Value, Dispatch> {
+        let call = match call {
+            Call::Spawn(launch) => Call::Spawn(self.child_launch(launch)?),
+            Call::Fork(mut fork) => {
+                fork.launch = self.child_launch(fork.launch)?;
+                Call::Fork(fork)
+            }
+            other => other,
+        };
+        let result = self.ctx.call(call).await;
+        batch.observe(&result);
+        Ok(crate::tools::result_json(&Ok(result?)))
+    }
+
+    /// A launch of the process skill as an agent launch: the child runs `image` if it names
+    /// the profile's child agent or a roster id, the child agent if `image` is left out; its
+    /// goal becomes the child agent's prompt.
+    fn child_launch(&self, mut launch: LaunchRequest) -> Result<LaunchRequest, Dispatch> {
+        let profile = self.profile()?;
+        let Some(skill) = profile.capabilities().child_processes() else {
+            return Err(ToolError::new(NOT_OFFERED, "your profile does not enable child_processes").into());
+        };
+        let agent = match launch.image.take() {
+            None => skill.child_agent().to_string(),
+            Some(image) if image.as_str() == skill.child_agent() => image.as_str().to_string(),
+            Some(image) if profile.roster_target(image.as_str()).is_some() => image.as_str().to_string(),
+            Some(image) => {
+                let mut allowed = vec![skill.child_agent().to_string()];
+                allowed.extend(profile.roster().iter().map(|t| t.as_str().to_string()));
+                return Err(ToolError::new(
+                    "image_not_offered",
+                    format!(
+                        "image {} is not one your children may run; the images are the agents [{}]",
+                        quote(image.as_str()),
+                        allowed.join(", ")
+                    ),
+                )
+                .into());
+            }
+        };
+        let child = AgentLaunch {
+            agent: agent.clone(),
+            prompt: std::mem::take(&mut launch.goal),
+            depth: self.state.depth + 1,
+            parent_agent_id: Some(self.state.agent_id.clone()),
+            parent_pid: Some(self.ctx.pid().to_string()),
+            source: None,
+            held: false,
+            fork: None,
+        };
+        launch.goal = child.to_goal();
+        for needed in self.host.launch_capabilities(&agent) {
+            if !launch.inherit_capabilities.iter().any(|c| c.resource == needed.resource) {
+                launch.inherit_capabilities.push(needed);
+            }
+        }
+        Ok(launch)
+    }
+
     /// Refuses an `agent` not on the roster, listing the ids that are.
-    pub(crate) fn check_roster(&self, agent: &str) -> Result<(), Refusal> {
-        let profile = self.profile().map_err(|e| Refusal::new("agent_error", e.to_string()))?;
+    pub(crate) fn check_roster(&self, agent: &str) -> Result<(), ToolError> {
+        let profile = self.profile().map_err(|e| ToolError::new("agent_error", e.to_string()))?;
         if profile.roster_target(agent).is_some() {
             return Ok(());
         }
         let ids: Vec<&str> = profile.roster().iter().map(|t| t.as_str()).collect();
-        Err(Refusal::new(
+        Err(ToolError::new(
             "not_on_roster",
             format!("{agent:?} is not on your roster; the ids on it are: [{}]", ids.join(", ")),
         ))
     }
 
-    fn check_transition(&self, to: &str) -> Result<(), Refusal> {
+    fn check_transition(&self, to: &str) -> Result<(), ToolError> {
         let Some(at) = self.machine() else {
-            return Err(Refusal::new("not_in_machine", "you do not stand in a machine state"));
+            return Err(ToolError::new("not_in_machine", "you do not stand in a machine state"));
         };
         let machine = self.host.config.machine(&at.machine).ok_or_else(|| {
-            Refusal::new("agent_error", format!("the machine {:?} is not in the configuration", at.machine))
+            ToolError::new("agent_error", format!("the machine {:?} is not in the configuration", at.machine))
         })?;
         if machine.allows(&at.state, to) {
             return Ok(());
         }
         let next: Vec<&str> = machine.next_states(&at.state).map(|s| s.as_str()).collect();
-        Err(Refusal::new(
+        Err(ToolError::new(
             "transition_not_allowed",
             format!(
                 "the machine {} does not move from {} to {to:?}; from {} it may move to: [{}]",
@@ -151,11 +212,11 @@ impl Agent {
         ))
     }
 
-    async fn spawn_subagent(&mut self, args: AgentArgs, turn: u64) -> Result<Value, Dispatch> {
+    async fn spawn_subagent(&mut self, args: SpawnSubagentArgs, turn: u64) -> Result<Value, Dispatch> {
         self.check_roster(&args.agent)?;
         let launch = AgentLaunch {
             agent: args.agent.clone(),
-            prompt: args.prompt.unwrap_or_default(),
+            prompt: args.prompt,
             depth: self.state.depth + 1,
             parent_agent_id: Some(self.state.agent_id.clone()),
             parent_pid: Some(self.ctx.pid().to_string()),
@@ -168,7 +229,7 @@ impl Agent {
             inherit_capabilities: self.host.launch_capabilities(&launch.agent),
             ..Default::default()
         };
-        let launched = self.ctx.spawn_child(request).await.map_err(Refusal::from)?;
+        let launched = self.ctx.spawn_child(request).await?;
         self.state.subagents.insert(
             launched.pid.to_string(),
             Subagent {
@@ -184,7 +245,7 @@ impl Agent {
 
     async fn wait_for_subagents(
         &mut self,
-        args: WaitArgs,
+        args: WaitForSubagentsArgs,
         declared: &Declarations,
     ) -> Result<Value, Dispatch> {
         let ids: Vec<String> = match args.ids {
@@ -197,9 +258,9 @@ impl Agent {
         for id in &ids {
             let pid: Pid = id
                 .parse()
-                .map_err(|_| Refusal::new("bad_arguments", format!("{id:?} is not a subagent id")))?;
+                .map_err(|_| ToolError::new("invalid_arguments", format!("{} is not a subagent id", quote(id))))?;
             if declared.forked_this_turn(pid) {
-                return Err(Refusal::new(
+                return Err(ToolError::new(
                     "fork_not_yet_child",
                     format!(
                         "{id} was forked in this turn: its id is real, but it becomes your child when the turn ends. Collect it on a later turn"
@@ -209,14 +270,14 @@ impl Agent {
             }
             if !self.state.subagents.contains_key(id) {
                 return Err(
-                    Refusal::new("not_a_subagent", format!("{id} is not one of your subagents")).into()
+                    ToolError::new("not_a_subagent", format!("{id} is not one of your subagents")).into()
                 );
             }
             pids.push(pid);
         }
         let mut results = Vec::with_capacity(pids.len());
         for pid in pids {
-            let waited = self.ctx.wait_child(pid, true).await.map_err(Refusal::from)?;
+            let waited = self.ctx.wait_child(pid, true).await?;
             let result = self.collect_subagent(&waited).await;
             let mut entry = json!({
                 "id": pid.to_string(),
@@ -237,18 +298,18 @@ impl Agent {
         Ok(json!({"subagents": results}))
     }
 
-    async fn send(&mut self, args: SendArgs) -> Result<Value, Dispatch> {
+    async fn send(&mut self, args: SendMessageArgs) -> Result<Value, Dispatch> {
         let to: Pid = if args.to == "parent" {
             self.launch
                 .parent_pid
                 .as_deref()
                 .and_then(|p| p.parse().ok())
-                .ok_or_else(|| Refusal::new("no_parent", "you have no parent agent to message"))?
+                .ok_or_else(|| ToolError::new("no_parent", "you have no parent agent to message"))?
         } else {
             args.to.parse().map_err(|_| {
-                Refusal::new(
-                    "bad_arguments",
-                    format!("{:?} is neither \"parent\" nor a subagent id", args.to),
+                ToolError::new(
+                    "invalid_arguments",
+                    format!("{} is neither \"parent\" nor a subagent id", quote(&args.to)),
                 )
             })?
         };
@@ -262,7 +323,7 @@ impl Agent {
             reply_to: None,
             kind,
         };
-        let sent = self.ctx.send_message(request).await.map_err(Refusal::from)?;
+        let sent = self.ctx.send_message(request).await?;
         self.emit(AgentEvent::MessageSent { to_pid: to.to_string(), text: args.text });
         Ok(json!({"message_id": sent.message_id.to_string(), "to": to.to_string()}))
     }
@@ -270,13 +331,19 @@ impl Agent {
 
 /// Why a call produced no result: refused (the model reads why), or the agent failed.
 pub(crate) enum Dispatch {
-    Refused(Refusal),
+    Refused(ToolError),
     Failed(AgentError),
 }
 
-impl From<Refusal> for Dispatch {
-    fn from(r: Refusal) -> Dispatch {
+impl From<ToolError> for Dispatch {
+    fn from(r: ToolError) -> Dispatch {
         Dispatch::Refused(r)
+    }
+}
+
+impl From<crate::agent::modules::ModuleError> for Dispatch {
+    fn from(e: crate::agent::modules::ModuleError) -> Dispatch {
+        Dispatch::Refused(e.into())
     }
 }
 
@@ -284,4 +351,11 @@ impl From<AgentError> for Dispatch {
     fn from(e: AgentError) -> Dispatch {
         Dispatch::Failed(e)
     }
+}
+
+/// Whether `name` is a message call, before which interrupts are not shown (they are noticed
+/// before the next non-message call).
+fn is_message_call(name: &str) -> bool {
+    name == AgentTool::SendMessage.name()
+        || [ToolName::Send, ToolName::Read, ToolName::Receive].iter().any(|t| t.as_str() == name)
 }

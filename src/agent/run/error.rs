@@ -88,31 +88,10 @@ impl From<AgentError> for ProgramError {
     }
 }
 
-/// A tool call the loop refused: it becomes the call's tool result, and the turn goes on.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{code}: {message}")]
-pub struct Refusal {
-    /// A stable snake_case code.
-    pub code: String,
-    /// What was wrong and what to do instead.
-    pub message: String,
-}
-
-impl Refusal {
-    /// A refusal.
-    pub fn new(code: &str, message: impl Into<String>) -> Refusal {
-        Refusal { code: code.to_string(), message: message.into() }
-    }
-}
-
-impl From<ToolError> for Refusal {
-    fn from(e: ToolError) -> Refusal {
-        Refusal { code: e.code.clone(), message: e.message.clone() }
-    }
-}
-
-impl From<ModuleError> for Refusal {
-    fn from(e: ModuleError) -> Refusal {
-        Refusal { code: e.code().to_string(), message: e.to_string() }
+/// A module refusal as the one tool error every caller answers with: its stable code and
+/// its sentence.
+impl From<ModuleError> for ToolError {
+    fn from(e: ModuleError) -> ToolError {
+        ToolError::new(e.code(), e.to_string())
     }
 }

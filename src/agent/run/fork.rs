@@ -12,14 +12,13 @@ use super::launch::{AgentLaunch, ForkOrigin};
 use super::program::Agent;
 use super::start::FORK_CHANNEL;
 use super::state::{ForkStart, PendingHandoff, Subagent};
-use super::tools::{AgentTool, ForkArgs, parse_args};
 use super::turn::{Declarations, DeclaredFork};
 use crate::actors::Pid;
 use crate::actors::kernel::launch::LaunchRequest;
 use crate::actors::kernel::mailbox::MessageKind;
 use crate::actors::kernel::objects::{ForkMode, ObjectRights, RootSelection};
 use crate::actors::runtime::calls::{Call, CreateObject, ForkRequest, ObjectTarget, SendRequest};
-use crate::agent::brain::ToolCall;
+use crate::tools::agent::ForkSelfArgs;
 use crate::agent::config::MemoryScope;
 use crate::agent::modules::Modules;
 use crate::agent::telemetry::{AgentEvent, ModuleMoveRecord, TransitionKind};
@@ -29,11 +28,10 @@ impl Agent {
     /// Launches the copy's process and declares the fork.
     pub(crate) async fn fork_call(
         &mut self,
-        call: &ToolCall,
+        args: ForkSelfArgs,
         declared: &mut Declarations,
         turn: u64,
     ) -> Result<Value, Dispatch> {
-        let args: ForkArgs = parse_args(AgentTool::Fork, &call.arguments)?;
         let scope = self.memory_scope();
         let linked =
             matches!(scope, Some(MemoryScope::Shared | MemoryScope::Inherited | MemoryScope::ReadOnly));
@@ -61,7 +59,7 @@ impl Agent {
             mode,
             roots: RootSelection::Exact(memories.into_iter().collect()),
         };
-        let launched = self.ctx.fork_child(request).await.map_err(super::error::Refusal::from)?;
+        let launched = self.ctx.fork_child(request).await?;
         declared.declare_fork(DeclaredFork { pid: launched.pid, prompt: args.prompt });
         self.state.subagents.insert(
             launched.pid.to_string(),

@@ -281,7 +281,10 @@ fn may_launch(config: &CheckedConfig, start: &str) -> bool {
         }
         let Some(profile) = config.profile(&id) else { continue };
         let caps = profile.capabilities();
-        if caps.contains(Capability::Subagents) || caps.contains(Capability::Fork) {
+        if caps.contains(Capability::Subagents)
+            || caps.contains(Capability::Fork)
+            || caps.contains(Capability::ChildProcesses)
+        {
             return true;
         }
         if caps.contains(Capability::Exec) {

@@ -8,7 +8,8 @@
 //! | read-only | the forker's object; the copy may not write it |
 
 use super::calls::Dispatch;
-use super::error::{AgentError, Refusal};
+use super::error::AgentError;
+use crate::actors::runtime::calls::ToolError;
 use super::persist::{self, MEMORIES_OBJECT};
 use super::program::Agent;
 use super::state::MemoryLink;
@@ -16,7 +17,7 @@ use crate::actors::Oid;
 use crate::actors::kernel::mailbox::MessageKind;
 use crate::actors::runtime::calls::SendRequest;
 use crate::agent::config::MemoryScope;
-use crate::agent::modules::{Memories, ModuleKind, ModuleTool};
+use crate::agent::modules::{Memories, ModuleCall, ModuleKind, ModuleTool};
 use serde_json::Value;
 
 /// The mailbox channel memory-change notices travel on.
@@ -68,9 +69,9 @@ impl Agent {
     /// (another holder may share them); the other modules are written at the turn boundary.
     pub(crate) async fn module_call(
         &mut self,
-        tool: ModuleTool,
-        arguments: &Value,
+        call: ModuleCall,
     ) -> Result<Value, Dispatch> {
+        let tool = ModuleTool::of(&call);
         let memories = tool.capability() == crate::agent::config::Capability::Memories;
         let oid = if memories { self.memories_oid() } else { None };
         if let Some(oid) = oid {
@@ -79,15 +80,15 @@ impl Agent {
         }
         if !memories {
             // Written at the turn boundary; a refused call changed nothing.
-            return Ok(tool.run(arguments, &mut self.state.modules).map_err(Refusal::from)?.result);
+            return Ok(call.run(&mut self.state.modules)?.result);
         }
         // On a copy: a write to memories linked read-only is refused and must change nothing.
         let mut modules = self.state.modules.clone();
-        let output = tool.run(arguments, &mut modules).map_err(Refusal::from)?;
+        let output = call.run(&mut modules)?;
         if output.changed == Some(ModuleKind::Memories) {
             let link = self.state.memory_link.clone();
             if link.as_ref().is_some_and(|l| !l.writable) {
-                return Err(Refusal::new(
+                return Err(ToolError::new(
                     "read_only_memories",
                     format!(
                         "{} would change your memories, which your profile links read-only to your forker's",

@@ -35,7 +35,7 @@ mod succession;
 mod tools;
 mod turn;
 
-pub use error::{AgentError, Refusal};
+pub use error::AgentError;
 pub use host::{AGENT_IMAGE, AgentHost, AgentIdentity, BrainProvider, config_brains, read_scripts};
 pub use launch::{AgentLaunch, ForkOrigin};
 pub use memories::MEMORIES_CHANNEL;
@@ -46,5 +46,6 @@ pub use state::{
     AGENT_CHECKPOINT_VERSION, AgentState, ForkStart, IncarnationCost, MachineAt, MemoryLink, Subagent,
     add_usage,
 };
-pub use tools::{AgentTool, all_tool_names, offered_tools};
+pub use crate::tools::AgentTool;
+pub use tools::{all_tool_names, offered_tools};
 pub use turn::{Declarations, DeclaredFork, Resolved, Succession};

@@ -13,6 +13,7 @@ use super::tools::offered_tools;
 use super::turn::Declarations;
 use crate::actors::kernel::mailbox::Notice;
 use crate::actors::runtime::ProcessContext;
+use crate::actors::runtime::calls::BatchRule;
 use crate::actors::runtime::program::{BoxFuture, Program, ProgramResult, ProgramStart};
 use crate::agent::brain::{Brain, Message, ToolSpec, TurnRequest, tokens};
 use crate::agent::config::Profile;
@@ -179,8 +180,9 @@ impl Agent {
             let text = turn.message.text.clone();
             self.window.push(Message::Assistant(turn.message))?;
             let mut declared = Declarations::default();
+            let mut batch = BatchRule::new();
             for call in &calls {
-                let result = self.execute(call, &mut declared, turn_no).await;
+                let result = self.execute(call, &mut declared, &mut batch, turn_no).await;
                 self.window.push(Message::tool_result(call.id.clone(), result))?;
             }
             if calls.is_empty() {

@@ -3,6 +3,7 @@
 use super::state::MachineAt;
 use crate::agent::brain::ToolSpec;
 use crate::agent::config::{Capability, CheckedConfig, Profile, PromptVar};
+use crate::tools::{PROCESS_SKILL_DESCRIPTION, PROCESS_SKILL_NAME, PROCESS_SKILL_WORKFLOW};
 
 /// The system prompt for an agent running `profile` (standing in `machine` if it does),
 /// offered `tools`. It describes this incarnation only; it never enters the window.
@@ -54,6 +55,10 @@ fn capabilities(profile: &Profile, machine: Option<&MachineAt>) -> String {
                 ),
                 None => continue,
             },
+            Capability::ChildProcesses => match profile.capabilities().child_processes() {
+                Some(skill) => process_skill(skill),
+                None => continue,
+            },
         };
         lines.push(line);
     }
@@ -79,4 +84,19 @@ fn roster(config: &CheckedConfig, profile: &Profile, in_machine: bool) -> String
         })
         .collect();
     format!("Your roster: {}.", entries.join("; "))
+}
+
+/// The process skill as the system prompt states it: its name and description as the
+/// specification words them, the tools it allows here, what the children run, and the
+/// specification's recommended workflow.
+fn process_skill(skill: &crate::agent::config::ChildProcesses) -> String {
+    let tools: Vec<&str> = skill.tools().iter().map(|t| t.as_str()).collect();
+    format!(
+        "You hold the skill {PROCESS_SKILL_NAME}: {PROCESS_SKILL_DESCRIPTION} Its tools here: {}. The \
+         children you spawn or fork are agents running {} (name another agent on your roster as \
+         `image` to run that one instead); a child's goal is its opening prompt. Recommended \
+         workflow:\n{PROCESS_SKILL_WORKFLOW}",
+        tools.join(", "),
+        skill.child_agent()
+    )
 }

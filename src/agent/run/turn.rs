@@ -8,7 +8,7 @@
 //! - An ending declared in the same turn beats any succession.
 //! - Forks are additive: every fork declared in a turn runs, even if the turn also ended.
 
-use super::error::Refusal;
+use crate::actors::runtime::calls::ToolError;
 use crate::actors::Pid;
 use serde_json::Value;
 
@@ -73,9 +73,9 @@ pub struct Resolved {
 
 impl Declarations {
     /// `finish`: the first stands, a second is refused.
-    pub fn declare_ending(&mut self, result: Option<Value>) -> Result<(), Refusal> {
+    pub fn declare_ending(&mut self, result: Option<Value>) -> Result<(), ToolError> {
         if self.ending.is_some() {
-            return Err(Refusal::new(
+            return Err(ToolError::new(
                 "ending_declared",
                 "finish was already called in this turn; the first ending stands",
             ));
@@ -86,9 +86,9 @@ impl Declarations {
 
     /// `exec` or `transition_state`: the first stands, a second is refused; after an ending it
     /// is refused because the ending beats it.
-    pub fn declare_succession(&mut self, succession: Succession) -> Result<(), Refusal> {
+    pub fn declare_succession(&mut self, succession: Succession) -> Result<(), ToolError> {
         if let Some(first) = &self.succession {
-            return Err(Refusal::new(
+            return Err(ToolError::new(
                 "succession_declared",
                 format!(
                     "{} was already called in this turn and stands; a turn makes one succession, so this {} is refused",
@@ -98,7 +98,7 @@ impl Declarations {
             ));
         }
         if self.ending.is_some() {
-            return Err(Refusal::new(
+            return Err(ToolError::new(
                 "ending_declared",
                 format!(
                     "finish was already called in this turn; an ending beats any succession, so this {} is refused",

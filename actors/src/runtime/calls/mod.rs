@@ -13,7 +13,9 @@ use crate::kernel::status::{Outcome, PauseReason, SignalKind, Status, WaitState}
 use crate::store::StoreError;
 use serde::{Deserialize, Serialize};
 
+mod batch;
 mod objects;
+pub use batch::{BATCH_ENDED, BatchRule, suspended};
 pub use objects::{
     CreateObject, ForkRequest, HandleView, LaunchView, MemoryReport, MergeResult, ObjectCreated,
     ObjectDelegated, ObjectTarget, ObjectView, ObjectWritten, OwnedObject, SkillsLoaded,

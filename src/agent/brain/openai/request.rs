@@ -1,7 +1,8 @@
 //! The request body of a chat completion, built from a [`TurnRequest`].
 
 use super::super::TurnRequest;
-use super::super::message::{AssistantMessage, Message, ToolSpec};
+use super::super::ToolSpec;
+use super::super::message::{AssistantMessage, Message};
 use serde_json::{Map, Value, json};
 
 /// What a runtime note is prefixed with: the OpenAI format has no role for it, and a `system`
@@ -21,7 +22,7 @@ pub(super) fn body(model: &str, max_tokens: Option<u32>, request: &TurnRequest<'
     body.insert("model".into(), Value::from(model));
     body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
-        body.insert("tools".into(), Value::Array(request.tools.iter().map(tool).collect()));
+        body.insert("tools".into(), Value::Array(request.tools.iter().map(ToolSpec::to_openai).collect()));
     }
     if let Some(max_tokens) = max_tokens {
         body.insert("max_tokens".into(), Value::from(max_tokens));
@@ -62,9 +63,3 @@ fn assistant(message: &AssistantMessage) -> Value {
     Value::Object(out)
 }
 
-fn tool(spec: &ToolSpec) -> Value {
-    json!({
-        "type": "function",
-        "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters},
-    })
-}

@@ -3,9 +3,12 @@
 //! machine states) is `profiles.rs`'s.
 
 use super::super::capability::{
-    Capability, CapabilitySet, Memories, ProgramLibrary, RawCapabilities, RawEntry, Switchable,
+    Capability, CapabilitySet, ChildProcesses, Memories, ProgramLibrary, RawCapabilities, RawEntry,
+    Switchable,
 };
-use super::Problems;
+use super::ids::Index;
+use super::{Problems, listing};
+use crate::tools::{PROCESS_SKILL_EXTRA_TOOLS, PROCESS_SKILL_TOOLS, ToolName};
 use crate::agent::config::report::ProblemCode;
 use crate::agent::limits::{
     PROGRAM_ID_LENGTH_DEFAULT, PROGRAM_ID_LENGTH_MAX, PROGRAM_ID_LENGTH_MIN,
@@ -42,6 +45,7 @@ fn on<T: Switchable>(entry: &Option<RawEntry<T>>) -> bool {
 pub(super) fn check_capabilities(
     raw: &RawCapabilities,
     path: &str,
+    index: &Index<'_>,
     problems: &mut Problems,
 ) -> Option<CapabilitySet> {
     let before = problems.count();
@@ -56,6 +60,7 @@ pub(super) fn check_capabilities(
     }
     let memories = check_memories(raw, path, problems);
     let program_library = check_program_library(raw, path, problems);
+    let child_processes = check_child_processes(raw, path, index, problems);
     if problems.count() != before {
         return None;
     }
@@ -69,7 +74,80 @@ pub(super) fn check_capabilities(
         exec: switches.exec,
         fork: switches.fork,
         transition_state: switches.transition_state,
+        child_processes,
     })
+}
+
+/// `child_processes`: a `child_agent` that is a profile or a machine, and `tools` from the
+/// skill's nine and its two extra tools (default: the nine, in the skill's order).
+fn check_child_processes(
+    raw: &RawCapabilities,
+    path: &str,
+    index: &Index<'_>,
+    problems: &mut Problems,
+) -> Option<ChildProcesses> {
+    let entry = raw.child_processes.as_ref().filter(|e| e.is_enabled())?;
+    let table = entry.table();
+    let at = format!("{path}.child_processes");
+    let offerable: Vec<ToolName> = PROCESS_SKILL_TOOLS.into_iter().chain(PROCESS_SKILL_EXTRA_TOOLS).collect();
+    let mut tools = Vec::new();
+    let mut bad = false;
+    match table.and_then(|t| t.tools.as_ref()) {
+        None => tools.extend(PROCESS_SKILL_TOOLS),
+        Some(names) => {
+            for (j, name) in names.iter().enumerate() {
+                match offerable.iter().find(|t| t.as_str() == name) {
+                    Some(tool) if !tools.contains(tool) => tools.push(*tool),
+                    Some(_) => {}
+                    None => {
+                        bad = true;
+                        problems.push(
+                            format!("{at}.tools[{j}]"),
+                            ProblemCode::UnknownChildProcessTool,
+                            Some(Capability::ChildProcesses),
+                            format!(
+                                "`{}` is not a tool the process skill offers; the tools it may allow are {}",
+                                super::ids::excerpt(name),
+                                listing(offerable.iter().map(|t| t.as_str()))
+                            ),
+                        );
+                    }
+                }
+            }
+            // The skill's order, whatever order the file lists them in.
+            tools.sort_by_key(|t| offerable.iter().position(|o| o == t));
+        }
+    }
+    let child_agent = match table.and_then(|t| t.child_agent.as_deref()).filter(|a| !a.trim().is_empty()) {
+        None => {
+            problems.push(
+                format!("{at}.child_agent"),
+                ProblemCode::MissingField,
+                Some(Capability::ChildProcesses),
+                "the process skill needs a `child_agent`: the profile or machine id every child it \
+                 spawns or forks runs as",
+            );
+            None
+        }
+        Some(id) if index.profile_ids.contains(id) || index.machine_ids.contains(id) => Some(id.to_string()),
+        Some(id) => {
+            problems.push(
+                format!("{at}.child_agent"),
+                ProblemCode::UnknownChildAgent,
+                Some(Capability::ChildProcesses),
+                format!(
+                    "`{}` is neither a profile nor a machine; the defined ids are {}",
+                    super::ids::excerpt(id),
+                    listing(index.profile_ids.union(&index.machine_ids).copied())
+                ),
+            );
+            None
+        }
+    };
+    if bad {
+        return None;
+    }
+    Some(ChildProcesses { child_agent: child_agent?, tools })
 }
 
 fn check_memories(raw: &RawCapabilities, path: &str, problems: &mut Problems) -> Option<Memories> {

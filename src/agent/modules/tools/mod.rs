@@ -1,11 +1,18 @@
 //! The module tool calls a model makes: their names, the capability each needs, their specs
 //! (`spec.rs`) and what they do to the [`Modules`] (`run.rs`).
 
+mod args;
 mod run;
 mod spec;
 
+pub use args::{
+    AddTaskArgs, KeyArgs, ModuleCall, NoArgs, PageArgs, ProgramIdArgs, RememberArgs, SaveProgramArgs,
+    UpdateTaskArgs, WriteNoteArgs,
+};
+
 use super::{ModuleError, ModuleKind, Modules};
-use crate::agent::brain::ToolSpec;
+use crate::actors::runtime::calls::ToolError;
+use crate::tools::ToolSpec;
 use crate::agent::config::{Capability, CapabilitySet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -121,15 +128,54 @@ impl ModuleTool {
         ModuleTool::ALL.iter().filter(|tool| caps.contains(tool.capability())).map(ModuleTool::spec).collect()
     }
 
-    /// Runs the call with its JSON arguments against the modules. Refuses a tool whose
-    /// module is not held ([`ModuleError::NotHeld`]) and arguments that do not fit the
-    /// schema ([`ModuleError::BadArguments`], naming the field); a refused call changes
-    /// nothing.
+    /// Reads the call's arguments object into a typed [`ModuleCall`]. A refusal is
+    /// `invalid_arguments` and names the field.
+    pub fn parse_args(self, args: Value) -> Result<ModuleCall, ToolError> {
+        spec::parse_args(self, args)
+    }
+
+    /// The tool a typed call is a call of.
+    pub fn of(call: &ModuleCall) -> ModuleTool {
+        match call {
+            ModuleCall::AddTask(_) => ModuleTool::AddTask,
+            ModuleCall::UpdateTask(_) => ModuleTool::UpdateTask,
+            ModuleCall::ListTasks => ModuleTool::ListTasks,
+            ModuleCall::WriteNote(_) => ModuleTool::WriteNote,
+            ModuleCall::ReadNote(_) => ModuleTool::ReadNote,
+            ModuleCall::ListNotes => ModuleTool::ListNotes,
+            ModuleCall::Remember(_) => ModuleTool::Remember,
+            ModuleCall::Recall(_) => ModuleTool::Recall,
+            ModuleCall::Forget(_) => ModuleTool::Forget,
+            ModuleCall::SaveProgram(_) => ModuleTool::SaveProgram,
+            ModuleCall::FetchProgram(_) => ModuleTool::FetchProgram,
+            ModuleCall::ListPrograms => ModuleTool::ListPrograms,
+        }
+    }
+
+    /// Runs the call with its JSON arguments against the modules: a tool whose module is not
+    /// held is refused ([`ModuleError::NotHeld`]) before its arguments are read, then
+    /// [`Self::parse_args`] and [`ModuleCall::run`]. Arguments that do not fit the schema are
+    /// [`ModuleError::BadArguments`], naming the field; a refused call changes nothing.
     pub fn run(&self, args: &Value, modules: &mut Modules) -> Result<ToolOutput, ModuleError> {
         if !modules.holds(self.module()) {
             return Err(ModuleError::NotHeld { tool: self.name(), capability: self.capability() });
         }
-        run::run(*self, args, modules)
+        let call = crate::tools::args_object(self.name(), args.clone())
+            .and_then(|args| self.parse_args(args))
+            .map_err(|e| ModuleError::BadArguments { tool: self.name(), message: e.message })?;
+        call.run(modules)
+    }
+}
+
+impl ModuleCall {
+    /// Runs the call against the modules. Refuses a tool whose module is not held
+    /// ([`ModuleError::NotHeld`]); a refused call changes nothing.
+    pub fn run(self, modules: &mut Modules) -> Result<ToolOutput, ModuleError> {
+        let tool = ModuleTool::of(&self);
+        if !modules.holds(tool.module()) {
+            return Err(ModuleError::NotHeld { tool: tool.name(), capability: tool.capability() });
+        }
+        run::run(self, modules)
     }
 }
 

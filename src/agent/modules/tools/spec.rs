@@ -1,12 +1,14 @@
-//! The module tools' descriptions and argument schemas, written by hand: each schema is an
-//! object with `additionalProperties: false`, matching the strict argument types of `run.rs`.
+//! The module tools' descriptions, their argument schemas (derived from the typed arguments
+//! of `args.rs`) and the parse of a call's arguments into a [`ModuleCall`].
 
 use super::ModuleTool;
-use crate::agent::modules::limits::{
-    MEMORY_TEXT_BYTES_MAX, NAME_BYTES_MAX, NOTEBOOK_PAGE_BYTES_MAX, PROGRAM_DESCRIPTION_BYTES_MAX,
-    PROGRAM_SOURCE_BYTES_MAX, TASK_NOTE_BYTES_MAX, TASK_TITLE_BYTES_MAX,
+use super::args::{
+    AddTaskArgs, KeyArgs, ModuleCall, NoArgs, PageArgs, ProgramIdArgs, RememberArgs, SaveProgramArgs,
+    UpdateTaskArgs, WriteNoteArgs,
 };
-use serde_json::{Map, Value, json};
+use crate::actors::runtime::calls::ToolError;
+use crate::tools::{from_args, parameters_of};
+use serde_json::Value;
 
 /// What the tool does and when to call it, for the model.
 pub(super) fn description(tool: ModuleTool) -> &'static str {
@@ -47,80 +49,40 @@ pub(super) fn description(tool: ModuleTool) -> &'static str {
     }
 }
 
-/// The JSON Schema of the tool's arguments object.
+/// The JSON Schema of the tool's arguments object, derived from its argument type.
 pub(super) fn parameters(tool: ModuleTool) -> Value {
     match tool {
-        ModuleTool::AddTask => object(
-            json!({
-                "title": text("What the task is, in a line.", TASK_TITLE_BYTES_MAX),
-                "note": text("An optional note on the task.", TASK_NOTE_BYTES_MAX),
-            }),
-            &["title"],
-        ),
-        ModuleTool::UpdateTask => object(
-            json!({
-                "id": {"type": "integer", "minimum": 1, "description": "The task's number."},
-                "status": {
-                    "type": "string",
-                    "enum": ["open", "in_progress", "done", "dropped"],
-                    "description": "The task's new status; left out, the status stays.",
-                },
-                "note": text("The task's new note; empty clears it, left out it stays.", TASK_NOTE_BYTES_MAX),
-            }),
-            &["id"],
-        ),
-        ModuleTool::WriteNote => object(
-            json!({
-                "page": text("The page's name.", NAME_BYTES_MAX),
-                "text": text("The text to write.", NOTEBOOK_PAGE_BYTES_MAX),
-                "append": {
-                    "type": "boolean",
-                    "description": "Append to the page instead of replacing it (default false).",
-                },
-            }),
-            &["page", "text"],
-        ),
-        ModuleTool::ReadNote => object(json!({"page": text("The page's name.", NAME_BYTES_MAX)}), &["page"]),
-        ModuleTool::Remember => object(
-            json!({
-                "key": text("The key to remember the text under.", NAME_BYTES_MAX),
-                "text": text("The text to remember.", MEMORY_TEXT_BYTES_MAX),
-            }),
-            &["key", "text"],
-        ),
-        ModuleTool::Recall => object(json!({"key": text("The key to recall.", NAME_BYTES_MAX)}), &["key"]),
-        ModuleTool::Forget => object(json!({"key": text("The key to forget.", NAME_BYTES_MAX)}), &["key"]),
-        ModuleTool::SaveProgram => object(
-            json!({
-                "description": text("What the program does, in a sentence or two.", PROGRAM_DESCRIPTION_BYTES_MAX),
-                "source": text("The program's source text.", PROGRAM_SOURCE_BYTES_MAX),
-            }),
-            &["description", "source"],
-        ),
-        ModuleTool::FetchProgram => object(
-            json!({"id": {"type": "string", "description": "The program's id, as save_program or list_programs gave it."}}),
-            &["id"],
-        ),
-        ModuleTool::ListTasks | ModuleTool::ListNotes | ModuleTool::ListPrograms => object(json!({}), &[]),
+        ModuleTool::AddTask => parameters_of::<AddTaskArgs>(),
+        ModuleTool::UpdateTask => parameters_of::<UpdateTaskArgs>(),
+        ModuleTool::WriteNote => parameters_of::<WriteNoteArgs>(),
+        ModuleTool::ReadNote => parameters_of::<PageArgs>(),
+        ModuleTool::Remember => parameters_of::<RememberArgs>(),
+        ModuleTool::Recall | ModuleTool::Forget => parameters_of::<KeyArgs>(),
+        ModuleTool::SaveProgram => parameters_of::<SaveProgramArgs>(),
+        ModuleTool::FetchProgram => parameters_of::<ProgramIdArgs>(),
+        ModuleTool::ListTasks | ModuleTool::ListNotes | ModuleTool::ListPrograms => parameters_of::<NoArgs>(),
     }
 }
 
-/// An arguments object with these properties, these required, and no others.
-fn object(properties: Value, required: &[&str]) -> Value {
-    let properties = match properties {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
+/// The typed call of a module tool's arguments object.
+pub(super) fn parse_args(tool: ModuleTool, args: Value) -> Result<ModuleCall, ToolError> {
+    Ok(match tool {
+        ModuleTool::AddTask => ModuleCall::AddTask(from_args(args)?),
+        ModuleTool::UpdateTask => ModuleCall::UpdateTask(from_args(args)?),
+        ModuleTool::ListTasks => no_args(args, ModuleCall::ListTasks)?,
+        ModuleTool::WriteNote => ModuleCall::WriteNote(from_args(args)?),
+        ModuleTool::ReadNote => ModuleCall::ReadNote(from_args(args)?),
+        ModuleTool::ListNotes => no_args(args, ModuleCall::ListNotes)?,
+        ModuleTool::Remember => ModuleCall::Remember(from_args(args)?),
+        ModuleTool::Recall => ModuleCall::Recall(from_args(args)?),
+        ModuleTool::Forget => ModuleCall::Forget(from_args(args)?),
+        ModuleTool::SaveProgram => ModuleCall::SaveProgram(from_args(args)?),
+        ModuleTool::FetchProgram => ModuleCall::FetchProgram(from_args(args)?),
+        ModuleTool::ListPrograms => no_args(args, ModuleCall::ListPrograms)?,
     })
 }
 
-/// A string property of at most `max_bytes` bytes (the schema bounds characters; the byte
-/// bound is stated in the description and enforced by the module).
-fn text(description: &str, max_bytes: usize) -> Value {
-    json!({"type": "string", "description": format!("{description} At most {max_bytes} bytes.")})
+fn no_args(args: Value, call: ModuleCall) -> Result<ModuleCall, ToolError> {
+    let NoArgs {} = from_args(args)?;
+    Ok(call)
 }
