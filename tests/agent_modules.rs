@@ -123,7 +123,10 @@ fn the_task_tools_name_the_field_of_bad_arguments() {
     assert!(bad(&mut m, "update_task", json!({"id": "one"})).contains("id: "));
     assert!(bad(&mut m, "update_task", json!({"id": 1, "status": "finished"})).contains("status: "));
     assert!(bad(&mut m, "list_tasks", json!({"all": true})).contains("all"));
-    assert!(bad(&mut m, "list_tasks", json!([])).contains("expected a JSON object of list_tasks's parameters, found an array"));
+    assert!(
+        bad(&mut m, "list_tasks", json!([]))
+            .contains("expected a JSON object of list_tasks's parameters, found an array")
+    );
     assert!(bad(&mut m, "add_task", json!("read the spec")).contains("found a string"));
     let err = call(&mut m, "add_task", json!({"title": 3})).expect_err("bad");
     assert_eq!(err.code(), "bad_arguments");

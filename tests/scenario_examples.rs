@@ -57,6 +57,7 @@ async fn every_example_scenario_completes_with_every_expectation_holding() {
         "fork_speculative",
         "merge_after_wait",
         "agent_exec_fork",
+        "agent_processes",
     ] {
         assert!(
             files.iter().any(|f| f.file_stem().is_some_and(|s| s == required)),

@@ -199,8 +199,14 @@ impl Runner<'_> {
     }
 
     /// After an answered turn: waits for the process's next ask, its end, or its suspension.
-    async fn after_turn(&self, rt: &Runtime, pid: Pid, rig: &AgentRig) -> AfterTurn {
-        let mut events = rt.subscribe();
+    /// `events` was subscribed before the turn was answered, so no transition is missed.
+    async fn after_turn(
+        &self,
+        rt: &Runtime,
+        pid: Pid,
+        rig: &AgentRig,
+        mut events: tokio::sync::broadcast::Receiver<KernelEvent>,
+    ) -> AfterTurn {
         let waiting =
             |rt: &Runtime| matches!(rt.process(pid), Ok(Some(row)) if row.status == Status::WaitingEvent);
         loop {
@@ -256,11 +262,13 @@ impl Runner<'_> {
             return refuse(self, "agent_ended", format!("{pid} ended ({status}) without asking for a turn"));
         };
         let asked = json!({ "agent_id": ask.agent_id, "profile": ask.profile, "tools": ask.tools });
+        // Subscribed before the answer, so that a suspension however fast is seen.
+        let events = rt.subscribe();
         if let Err(e) = ask.answer(AssistantMessage { text: s.text.clone(), tool_calls }) {
             return refuse(self, "turn_abandoned", e.to_string());
         }
         let rig = self.rig(i)?;
-        let after = self.after_turn(&rt, pid, rig).await;
+        let after = self.after_turn(&rt, pid, rig, events).await;
         let mut doc = json!({ "answered": asked });
         let (tail, ended, waiting) = match after {
             AfterTurn::Asked(next) => {

@@ -2,17 +2,17 @@
 
 use super::args::{ExitArgs, ListArgs, SignalArgs, SpawnArgs, WaitArgs, invalid};
 use super::batch::BatchCall;
-use super::registry::ParsedCall;
 use super::fork_args::ForkArgs;
 use super::message_args::{ReadArgs, ReceiveArgs, SendArgs};
 use super::object_args::{
     CreateObjectArgs, DelegateObjectArgs, ListObjectsArgs, LoadSkillsArgs, MergeArgs, ObjectRefArgs,
     WriteObjectArgs,
 };
+use super::registry::{ParsedCall, Tool};
 use super::{BATCH_TOO_LARGE, INTERNAL, INVALID_ARGUMENTS, NOT_OFFERED, ToolName};
-use crate::actors::runtime::calls::BatchRule;
 use crate::actors::Pid;
 use crate::actors::limits::BATCH_CALLS_MAX;
+use crate::actors::runtime::calls::BatchRule;
 use crate::actors::runtime::calls::CallReply;
 use crate::actors::runtime::calls::{Call, CallOk, ToolError};
 use crate::actors::runtime::{ProcessContext, Runtime};
@@ -29,12 +29,20 @@ use serde_json::{Map, Value, json};
 /// the kernel's codes (`empty_rights`, `unknown_right`). An object tool given both or neither
 /// of `oid` and `name` is `invalid_arguments` too. `null` arguments are read as `{}`.
 pub fn parse_call(name: &str, args: Value) -> Result<Call, ToolError> {
+    if let Some(tool @ (Tool::Agent(_) | Tool::Module(_))) = Tool::parse(name) {
+        return Err(ToolError::new(
+            NOT_OFFERED,
+            format!(
+                "{tool} is an agent's call, offered only to agent processes; the process tools are {}",
+                kernel_names()
+            ),
+        ));
+    }
     match super::registry::parse(name, args)? {
         ParsedCall::Kernel(call) => Ok(call),
-        ParsedCall::Agent(_) | ParsedCall::Module(_) => Err(ToolError::new(
-            NOT_OFFERED,
-            format!("{name} is an agent's call, offered only to agent processes; the process tools are {}", kernel_names()),
-        )),
+        ParsedCall::Agent(_) | ParsedCall::Module(_) => {
+            Err(ToolError::new(INTERNAL, format!("{name} parsed as an agent's call")))
+        }
     }
 }
 

@@ -35,6 +35,7 @@ pub mod agent;
 pub mod args;
 mod batch;
 mod dispatch;
+mod examples;
 pub mod fork_args;
 pub mod message_args;
 pub mod object_args;
@@ -45,22 +46,23 @@ mod spec;
 
 pub use agent::{AgentCall, AgentTool};
 pub use batch::BatchCall;
+pub(crate) use dispatch::{args_object, from_args};
 pub use dispatch::{
     dispatch_as, dispatch_batch_as, dispatch_batch_ctx, dispatch_ctx, error_json, parse_call, reply_json,
     result_json,
 };
-pub(crate) use dispatch::{args_object, from_args};
+pub use examples::examples;
 pub use registry::{Family, ParsedCall, Tool, parse};
 pub use schema::{tool_schema, tool_schemas};
 pub use skill::{
     PROCESS_SKILL_DESCRIPTION, PROCESS_SKILL_EXTRA_TOOLS, PROCESS_SKILL_NAME, PROCESS_SKILL_TOOLS,
     PROCESS_SKILL_WORKFLOW,
 };
-pub(crate) use spec::parameters_of;
 pub use spec::ToolSpec;
+pub(crate) use spec::parameters_of;
 
-pub use crate::actors::runtime::calls::{BATCH_ENDED, BatchRule};
 use crate::actors::runtime::calls::Call;
+pub use crate::actors::runtime::calls::{BATCH_ENDED, BatchRule};
 
 /// How many characters of a caller's input an error message quotes: enough to recognise it,
 /// never a huge input echoed back whole.

@@ -1,10 +1,10 @@
 //! The handle a program uses to act as its process.
 
 use super::actor::{ProcessMsg, Reply};
+use super::calls::{BatchRule, CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
 use super::calls::{
     Call, CallOk, ChildList, ExitResult, Launched, ObjectView, SignalResult, ToolError, WaitResult,
 };
-use super::calls::{BatchRule, CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
 use super::calls::{
     CreateObject, ForkRequest, MemoryReport, MergeResult, ObjectCreated, ObjectTarget, ObjectWritten,
 };

@@ -26,9 +26,9 @@ mod scripted;
 pub mod tokens;
 mod window;
 
+pub use crate::tools::ToolSpec;
 pub use driven::{DrivenBrains, DrivenDriver, TurnAbandoned, TurnAsk};
 pub use error::BrainError;
-pub use crate::tools::ToolSpec;
 pub use message::{AssistantMessage, Message, Role, ToolCall, Usage};
 pub use openai::{OpenAiBrain, OpenAiConfig};
 pub use scripted::{Expect, Script, ScriptedBrain, ScriptedCall, ScriptedTurn};

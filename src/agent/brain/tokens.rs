@@ -35,8 +35,8 @@
 //! Callers that must not overflow a window (compaction) should therefore keep a margin below
 //! the window limit rather than aim at it exactly.
 
-use super::TurnRequest;
 use super::ToolSpec;
+use super::TurnRequest;
 use super::message::{AssistantMessage, Message, ToolCall};
 use super::window::WindowView;
 use serde_json::Value;

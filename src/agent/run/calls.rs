@@ -18,10 +18,8 @@ use crate::actors::kernel::mailbox::MessageKind;
 use crate::actors::runtime::calls::{BatchRule, Call, SendRequest, ToolError};
 use crate::agent::brain::ToolCall;
 use crate::agent::telemetry::AgentEvent;
-use crate::tools::{
-    AgentCall, AgentTool, NOT_OFFERED, ParsedCall, Tool, ToolName, UNKNOWN_TOOL, quote,
-};
 use crate::tools::agent::{SendMessageArgs, SpawnSubagentArgs, WaitForSubagentsArgs};
+use crate::tools::{AgentCall, AgentTool, NOT_OFFERED, ParsedCall, Tool, ToolName, UNKNOWN_TOOL, quote};
 use serde_json::{Value, json};
 
 impl Agent {
@@ -70,7 +68,10 @@ impl Agent {
         let Some(tool) = Tool::parse(&call.name) else {
             return Err(ToolError::new(
                 UNKNOWN_TOOL,
-                format!("there is no tool named {}; your tools are listed in your system prompt", quote(&call.name)),
+                format!(
+                    "there is no tool named {}; your tools are listed in your system prompt",
+                    quote(&call.name)
+                ),
             )
             .into());
         };
@@ -256,9 +257,9 @@ impl Agent {
         };
         let mut pids = Vec::with_capacity(ids.len());
         for id in &ids {
-            let pid: Pid = id
-                .parse()
-                .map_err(|_| ToolError::new("invalid_arguments", format!("{} is not a subagent id", quote(id))))?;
+            let pid: Pid = id.parse().map_err(|_| {
+                ToolError::new("invalid_arguments", format!("{} is not a subagent id", quote(id)))
+            })?;
             if declared.forked_this_turn(pid) {
                 return Err(ToolError::new(
                     "fork_not_yet_child",

@@ -5,6 +5,7 @@ use super::error::AgentError;
 use super::program::Agent;
 use super::turn::DeclaredFork;
 use crate::agent::telemetry::AgentEvent;
+use crate::tools::ToolName;
 use serde_json::{Value, json};
 
 impl Agent {
@@ -34,7 +35,7 @@ impl Agent {
             "profile": self.state.profile,
             "cost": self.cost_record(),
         });
-        self.ctx.exit(Some(payload)).await.map_err(AgentError::kernel("process_exit"))?;
+        self.ctx.exit(Some(payload)).await.map_err(AgentError::kernel(ToolName::Exit.as_str()))?;
         Ok(())
     }
 }

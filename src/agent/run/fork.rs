@@ -18,10 +18,11 @@ use crate::actors::kernel::launch::LaunchRequest;
 use crate::actors::kernel::mailbox::MessageKind;
 use crate::actors::kernel::objects::{ForkMode, ObjectRights, RootSelection};
 use crate::actors::runtime::calls::{Call, CreateObject, ForkRequest, ObjectTarget, SendRequest};
-use crate::tools::agent::ForkSelfArgs;
 use crate::agent::config::MemoryScope;
 use crate::agent::modules::Modules;
 use crate::agent::telemetry::{AgentEvent, ModuleMoveRecord, TransitionKind};
+use crate::tools::ToolName;
+use crate::tools::agent::ForkSelfArgs;
 use serde_json::{Value, json};
 
 impl Agent {
@@ -130,14 +131,17 @@ impl Agent {
                 .map_err(|_| AgentError::Corrupt { message: format!("a handoff to {:?}", handoff.pid) })?;
             let payload = super::persist::to_payload(&handoff.start)?;
             let request = CreateObject { payload, durable: true, ..Default::default() };
-            let created =
-                self.ctx.create_object(request).await.map_err(AgentError::kernel("create_object"))?;
+            let created = self
+                .ctx
+                .create_object(request)
+                .await
+                .map_err(AgentError::kernel(ToolName::CreateObject.as_str()))?;
             let delegate = Call::DelegateObject {
                 target: ObjectTarget::Oid(created.oid),
                 to: pid,
                 rights: ObjectRights::READ,
             };
-            self.ctx.call(delegate).await.map_err(AgentError::kernel("delegate_object"))?;
+            self.ctx.call(delegate).await.map_err(AgentError::kernel(ToolName::DelegateObject.as_str()))?;
             let message = SendRequest {
                 to: pid,
                 body: format!("fork start from agent {}", handoff.start.forker),
@@ -147,7 +151,7 @@ impl Agent {
                 reply_to: None,
                 kind: MessageKind::Normal,
             };
-            self.ctx.send_message(message).await.map_err(AgentError::kernel("send_process_message"))?;
+            self.ctx.send_message(message).await.map_err(AgentError::kernel(ToolName::Send.as_str()))?;
         }
         Ok(())
     }

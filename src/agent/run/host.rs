@@ -15,6 +15,7 @@ use crate::agent::brain::{Brain, Message, Script};
 use crate::agent::config::{BrainBackend, Capability, CheckedConfig};
 use crate::agent::telemetry::Telemetry;
 use crate::agent::window::{ChunkStore, Window};
+use crate::tools::ToolName;
 use dashmap::DashMap;
 use std::sync::Arc;
 
@@ -226,7 +227,7 @@ impl AgentHost {
             reply_to: None,
             kind: Default::default(),
         };
-        runtime.send_message(request).await.map_err(AgentError::kernel("send_process_message"))?;
+        runtime.send_message(request).await.map_err(AgentError::kernel(ToolName::Send.as_str()))?;
         Ok(())
     }
 

@@ -12,6 +12,7 @@ use crate::actors::kernel::status::Sender;
 use crate::agent::brain::Message;
 use crate::agent::limits::INBOX_PAGE;
 use crate::agent::telemetry::AgentEvent;
+use crate::tools::ToolName;
 
 impl Agent {
     /// Reads unacknowledged messages (acknowledging them) into the window as notes. The
@@ -28,7 +29,7 @@ impl Agent {
         let query =
             MailboxQuery { filter: MessageFilter::default(), include_acked: false, limit: INBOX_PAGE };
         let read =
-            self.ctx.read_messages(query, true).await.map_err(AgentError::kernel("read_process_messages"))?;
+            self.ctx.read_messages(query, true).await.map_err(AgentError::kernel(ToolName::Read.as_str()))?;
         self.inbox_unread = read.has_more;
         for message in read.messages {
             if message.channel.as_deref() == Some(FORK_CHANNEL) {

@@ -9,13 +9,13 @@
 
 use super::calls::Dispatch;
 use super::error::AgentError;
-use crate::actors::runtime::calls::ToolError;
 use super::persist::{self, MEMORIES_OBJECT};
 use super::program::Agent;
 use super::state::MemoryLink;
 use crate::actors::Oid;
 use crate::actors::kernel::mailbox::MessageKind;
 use crate::actors::runtime::calls::SendRequest;
+use crate::actors::runtime::calls::ToolError;
 use crate::agent::config::MemoryScope;
 use crate::agent::modules::{Memories, ModuleCall, ModuleKind, ModuleTool};
 use serde_json::Value;
@@ -67,10 +67,7 @@ impl Agent {
 
     /// Runs a module call. Memories are read from their object first and written back at once
     /// (another holder may share them); the other modules are written at the turn boundary.
-    pub(crate) async fn module_call(
-        &mut self,
-        call: ModuleCall,
-    ) -> Result<Value, Dispatch> {
+    pub(crate) async fn module_call(&mut self, call: ModuleCall) -> Result<Value, Dispatch> {
         let tool = ModuleTool::of(&call);
         let memories = tool.capability() == crate::agent::config::Capability::Memories;
         let oid = if memories { self.memories_oid() } else { None };

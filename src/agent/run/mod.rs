@@ -35,6 +35,7 @@ mod succession;
 mod tools;
 mod turn;
 
+pub use crate::tools::AgentTool;
 pub use error::AgentError;
 pub use host::{AGENT_IMAGE, AgentHost, AgentIdentity, BrainProvider, config_brains, read_scripts};
 pub use launch::{AgentLaunch, ForkOrigin};
@@ -46,6 +47,5 @@ pub use state::{
     AGENT_CHECKPOINT_VERSION, AgentState, ForkStart, IncarnationCost, MachineAt, MemoryLink, Subagent,
     add_usage,
 };
-pub use crate::tools::AgentTool;
 pub use tools::{all_tool_names, offered_tools};
 pub use turn::{Declarations, DeclaredFork, Resolved, Succession};

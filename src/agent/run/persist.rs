@@ -12,6 +12,7 @@ use super::error::AgentError;
 use crate::actors::Oid;
 use crate::actors::runtime::ProcessContext;
 use crate::actors::runtime::calls::{Call, CallOk, CreateObject, ObjectTarget};
+use crate::tools::ToolName;
 use serde_json::Value;
 
 /// The history object's name: the window's snapshot record.
@@ -35,14 +36,15 @@ pub async fn put(ctx: &ProcessContext, name: &str, payload: Value) -> Result<Oid
     match ctx.write_object(ObjectTarget::Name(name.to_string()), payload.clone()).await {
         Ok(written) => Ok(written.oid),
         Err(e) if e.code == "unknown_name" => create(ctx, name, payload).await,
-        Err(e) => Err(AgentError::Kernel { call: "write_object", error: e }),
+        Err(e) => Err(AgentError::Kernel { call: ToolName::WriteObject.as_str(), error: e }),
     }
 }
 
 /// Creates the durable object `name` with `payload`.
 pub async fn create(ctx: &ProcessContext, name: &str, payload: Value) -> Result<Oid, AgentError> {
     let request = CreateObject { name: Some(name.to_string()), payload, durable: true, ..Default::default() };
-    let created = ctx.create_object(request).await.map_err(AgentError::kernel("create_object"))?;
+    let created =
+        ctx.create_object(request).await.map_err(AgentError::kernel(ToolName::CreateObject.as_str()))?;
     Ok(created.oid)
 }
 
@@ -54,19 +56,21 @@ pub async fn get(ctx: &ProcessContext, name: &str) -> Result<Option<(Oid, Value)
             Err(AgentError::Corrupt { message: format!("read_object of {name} answered something else") })
         }
         Err(e) if e.code == "unknown_name" => Ok(None),
-        Err(e) => Err(AgentError::Kernel { call: "read_object", error: e }),
+        Err(e) => Err(AgentError::Kernel { call: ToolName::ReadObject.as_str(), error: e }),
     }
 }
 
 /// Reads an object by oid.
 pub async fn get_oid(ctx: &ProcessContext, oid: Oid) -> Result<Value, AgentError> {
-    let view = ctx.read_object(oid).await.map_err(AgentError::kernel("read_object"))?;
+    let view = ctx.read_object(oid).await.map_err(AgentError::kernel(ToolName::ReadObject.as_str()))?;
     Ok(view.payload.unwrap_or(Value::Null))
 }
 
 /// Writes an object by oid.
 pub async fn put_oid(ctx: &ProcessContext, oid: Oid, payload: Value) -> Result<(), AgentError> {
-    ctx.write_object(ObjectTarget::Oid(oid), payload).await.map_err(AgentError::kernel("write_object"))?;
+    ctx.write_object(ObjectTarget::Oid(oid), payload)
+        .await
+        .map_err(AgentError::kernel(ToolName::WriteObject.as_str()))?;
     Ok(())
 }
 

@@ -8,8 +8,8 @@
 //! - An ending declared in the same turn beats any succession.
 //! - Forks are additive: every fork declared in a turn runs, even if the turn also ended.
 
-use crate::actors::runtime::calls::ToolError;
 use crate::actors::Pid;
+use crate::actors::runtime::calls::ToolError;
 use serde_json::Value;
 
 /// A declared change of what the agent is.

@@ -1,7 +1,7 @@
 //! The request body of a chat completion, built from a [`TurnRequest`].
 
-use super::super::TurnRequest;
 use super::super::ToolSpec;
+use super::super::TurnRequest;
 use super::super::message::{AssistantMessage, Message};
 use serde_json::{Map, Value, json};
 
@@ -62,4 +62,3 @@ fn assistant(message: &AssistantMessage) -> Value {
     }
     Value::Object(out)
 }
-

@@ -8,12 +8,12 @@ use super::super::capability::{
 };
 use super::ids::Index;
 use super::{Problems, listing};
-use crate::tools::{PROCESS_SKILL_EXTRA_TOOLS, PROCESS_SKILL_TOOLS, ToolName};
 use crate::agent::config::report::ProblemCode;
 use crate::agent::limits::{
     PROGRAM_ID_LENGTH_DEFAULT, PROGRAM_ID_LENGTH_MAX, PROGRAM_ID_LENGTH_MIN,
     PROGRAM_RETENTION_ENTRIES_DEFAULT, PROGRAM_RETENTION_ENTRIES_MAX,
 };
+use crate::tools::{PROCESS_SKILL_EXTRA_TOOLS, PROCESS_SKILL_TOOLS, ToolName};
 use std::num::NonZeroU32;
 
 /// Which capabilities an entry turns on, read straight from the file, so that the checks

@@ -55,7 +55,8 @@ fn check_profile(
     let window_tokens = window(raw.window_tokens, path, problems);
     let system_prompt = system_prompt(raw.system_prompt.as_deref(), path, problems);
     let roster = roster(&raw.roster, path, index, problems);
-    let capabilities = check_capabilities(&raw.capabilities, &format!("{path}.capabilities"), index, problems);
+    let capabilities =
+        check_capabilities(&raw.capabilities, &format!("{path}.capabilities"), index, problems);
     capability_rules(raw, path, uses, index, problems);
     let compaction = compaction(&raw.compaction, brain.as_ref(), path, index, problems);
     Some(Profile {

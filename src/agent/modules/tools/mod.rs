@@ -12,8 +12,8 @@ pub use args::{
 
 use super::{ModuleError, ModuleKind, Modules};
 use crate::actors::runtime::calls::ToolError;
-use crate::tools::ToolSpec;
 use crate::agent::config::{Capability, CapabilitySet};
+use crate::tools::ToolSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;

@@ -1,8 +1,8 @@
 //! What each module call does to the modules.
 
 use super::args::{
-    AddTaskArgs, KeyArgs, ModuleCall, PageArgs, ProgramIdArgs, RememberArgs, SaveProgramArgs,
-    UpdateTaskArgs, WriteNoteArgs,
+    AddTaskArgs, KeyArgs, ModuleCall, PageArgs, ProgramIdArgs, RememberArgs, SaveProgramArgs, UpdateTaskArgs,
+    WriteNoteArgs,
 };
 use super::{ModuleTool, ToolOutput};
 use crate::agent::modules::{ModuleError, ModuleKind, Modules};
