@@ -8,7 +8,7 @@ use agentvisor::actors::runtime::program::{Image, program_fn};
 use agentvisor::actors::runtime::{RootSpec, Runtime};
 use agentvisor::actors::{ImageId, Pid};
 use agentvisor::images::{OTHER_PUPPET_IMAGE, PUPPET_IMAGE, builtin_images};
-use agentvisor::tools::args::{BudgetArg, CapabilityArg};
+use agentvisor::tools::args::CapabilityArg;
 use agentvisor::tools::{BatchCall, ToolName, dispatch_as, dispatch_batch_as, dispatch_ctx, tool_schemas};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -21,7 +21,7 @@ async fn runtime() -> Runtime {
 /// Launches a puppet root with host grants given as `inherit_capabilities`-shaped JSON.
 async fn root(rt: &Runtime, capabilities: Value, budget: Value) -> Pid {
     let caps: Vec<CapabilityArg> = serde_json::from_value(capabilities).expect("capabilities");
-    let budget: BudgetArg = serde_json::from_value(budget).expect("budget");
+    let budget: Budget = serde_json::from_value(budget).expect("budget");
     let spec = RootSpec {
         clearance: None,
         goal_labels: Default::default(),
@@ -29,7 +29,7 @@ async fn root(rt: &Runtime, capabilities: Value, budget: Value) -> Pid {
         image: ImageId::from(PUPPET_IMAGE),
         cwd: "/home/root".into(),
         capabilities: caps.iter().map(|c| c.to_request("capabilities").expect("request")).collect(),
-        budget: Budget::from(budget),
+        budget,
     };
     rt.spawn_root(spec).await.expect("root")
 }

@@ -3,8 +3,10 @@
 //! See `docs/scenarios.md` for the format a person writes.
 
 use super::error::ScenarioError;
+use crate::actors::kernel::budget::Budget;
+use crate::actors::kernel::status::SignalKind;
 use crate::tools::BatchCall;
-use crate::tools::args::{BudgetArg, CapabilityArg, SignalName};
+use crate::tools::args::CapabilityArg;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
@@ -124,7 +126,7 @@ pub struct SpawnRootStep {
     pub capabilities: Vec<CapabilityArg>,
     /// Its budget (default unlimited).
     #[serde(default)]
-    pub budget: Option<BudgetArg>,
+    pub budget: Option<Budget>,
     /// Its data-flow clearance (default: cleared for every label).
     #[serde(default)]
     pub clearance: Option<Vec<String>>,
@@ -228,7 +230,7 @@ pub struct SignalStep {
     /// The target's name.
     pub pid: String,
     /// The signal.
-    pub signal: SignalName,
+    pub signal: SignalKind,
     /// Why.
     #[serde(default)]
     pub reason: Option<String>,

@@ -82,7 +82,7 @@ impl Runner<'_> {
             image: ImageId(s.image.clone().unwrap_or_else(|| PUPPET_IMAGE.to_string())),
             cwd: s.cwd.clone().unwrap_or_else(|| "/".to_string()),
             capabilities,
-            budget: s.budget.map(Budget::from).unwrap_or(Budget::UNLIMITED),
+            budget: s.budget.unwrap_or(Budget::UNLIMITED),
         };
         match rt.spawn_root(spec).await {
             Ok(pid) => {
@@ -101,7 +101,7 @@ impl Runner<'_> {
     pub(super) async fn signal(&mut self, i: usize, s: &SignalStep) -> Result<(), ScenarioError> {
         let rt = self.rt(i)?;
         let pid = self.pid_of(i, &s.pid)?;
-        let result = rt.signal(pid, s.signal.into(), s.reason.clone()).await.map(CallOk::Signalled);
+        let result = rt.signal(pid, s.signal, s.reason.clone()).await.map(CallOk::Signalled);
         settle::after_call(&rt, &result).await;
         self.emit_call(i, "signal", &result)
     }

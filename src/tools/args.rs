@@ -44,7 +44,7 @@ pub struct SpawnArgs {
     /// An explicit budget; it must fit the parent's remaining budget. Omitted dimensions
     /// (or an omitted budget) are attenuated from the parent's remaining budget, not copied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_budget: Option<BudgetArg>,
+    pub resource_budget: Option<Budget>,
     /// The data-flow labels the child is cleared for: no wider than the parent's clearance
     /// (`clearance_exceeds` otherwise). Omitted, the child keeps the parent's clearance; `[]`
     /// clears it for no label. A launch whose child would not be cleared for its own goal (the
@@ -105,39 +105,6 @@ fn read_only() -> Vec<String> {
     vec!["read".to_string()]
 }
 
-/// Budget limits; an omitted dimension is attenuated from the parent's remaining budget.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BudgetArg {
-    /// Model tokens, input and output together.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tokens: Option<u64>,
-    /// Cost in integer micro-units of the account's currency.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_micros: Option<u64>,
-    /// Tool calls.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_calls: Option<u64>,
-    /// Wall-clock milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wall_time_ms: Option<u64>,
-    /// Live descendants at once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub live_children: Option<u64>,
-}
-
-impl From<BudgetArg> for Budget {
-    fn from(b: BudgetArg) -> Budget {
-        Budget {
-            tokens: b.tokens,
-            cost_micros: b.cost_micros,
-            tool_calls: b.tool_calls,
-            wall_time_ms: b.wall_time_ms,
-            live_children: b.live_children,
-        }
-    }
-}
-
 /// Arguments of `list_child_processes`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -167,57 +134,10 @@ pub struct SignalArgs {
     #[schemars(extend("format" = "uuid"))]
     pub child_pid: String,
     /// The lifecycle signal.
-    pub signal: SignalName,
+    pub signal: SignalKind,
     /// Why, for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-}
-
-/// A lifecycle signal. Its schema is a plain string `enum`, which every function-calling
-/// client understands (a derived schema would be a `oneOf` of documented constants).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SignalName {
-    /// Stop running; keeps any wait.
-    Pause,
-    /// Undo a pause; clears no wait and no host gate.
-    Resume,
-    /// End the child `killed`; rolls nothing back.
-    Cancel,
-    /// End the child `killed`; rolls nothing back.
-    Terminate,
-}
-
-impl SignalName {
-    /// Every signal, in the specification's order.
-    pub const ALL: [SignalName; 4] =
-        [SignalName::Pause, SignalName::Resume, SignalName::Cancel, SignalName::Terminate];
-}
-
-impl JsonSchema for SignalName {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SignalName".into()
-    }
-
-    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let names: Vec<serde_json::Value> =
-            SignalName::ALL.iter().map(|s| SignalKind::from(*s).as_str().into()).collect();
-        let mut schema = serde_json::Map::new();
-        schema.insert("type".into(), "string".into());
-        schema.insert("enum".into(), names.into());
-        schema.into()
-    }
-}
-
-impl From<SignalName> for SignalKind {
-    fn from(s: SignalName) -> SignalKind {
-        match s {
-            SignalName::Pause => SignalKind::Pause,
-            SignalName::Resume => SignalKind::Resume,
-            SignalName::Cancel => SignalKind::Cancel,
-            SignalName::Terminate => SignalKind::Terminate,
-        }
-    }
 }
 
 /// Arguments of `process_exit`.
@@ -312,7 +232,7 @@ impl SpawnArgs {
             working_directory: self.working_directory,
             inherit_capabilities,
             inherit_paths,
-            resource_budget: self.resource_budget.map(Budget::from),
+            resource_budget: self.resource_budget,
             clearance: self.clearance.map(|labels| labels.into_iter().collect()),
         })
     }
@@ -337,7 +257,7 @@ impl SignalArgs {
     pub fn into_call(self) -> Result<Call, ToolError> {
         Ok(Call::Signal {
             child_pid: parse_pid("child_pid", &self.child_pid)?,
-            signal: self.signal.into(),
+            signal: self.signal,
             reason: self.reason,
         })
     }

@@ -60,14 +60,16 @@ impl fmt::Display for Dimension {
     }
 }
 
-/// Limits per dimension; `None` is unlimited.
+/// Limits per dimension; `None` is unlimited. As a tool argument (`resource_budget`), an
+/// omitted dimension is attenuated from the parent's remaining budget.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
-    /// Model tokens.
+    /// Model tokens, input and output together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
-    /// Cost in micro-units.
+    /// Cost in integer micro-units of the account's currency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_micros: Option<u64>,
     /// Tool calls.
@@ -76,7 +78,7 @@ pub struct Budget {
     /// Wall-clock milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_time_ms: Option<u64>,
-    /// Live descendants.
+    /// Live descendants at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_children: Option<u64>,
 }

@@ -180,6 +180,10 @@ pub enum SignalKind {
 }
 
 impl SignalKind {
+    /// Every signal, in the process-kernel specification's order.
+    pub const ALL: [SignalKind; 4] =
+        [SignalKind::Pause, SignalKind::Resume, SignalKind::Cancel, SignalKind::Terminate];
+
     /// The lowercase word.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -279,4 +283,22 @@ pub fn clip(text: &str, max: usize) -> String {
         end -= 1;
     }
     text[..end].to_string()
+}
+
+/// A signal's schema is a plain string `enum` of the lowercase words, which every
+/// function-calling client understands (a derived schema would be a `oneOf` of documented
+/// constants).
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SignalKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SignalKind".into()
+    }
+
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<serde_json::Value> = SignalKind::ALL.iter().map(|s| s.as_str().into()).collect();
+        let mut schema = serde_json::Map::new();
+        schema.insert("type".into(), "string".into());
+        schema.insert("enum".into(), names.into());
+        schema.into()
+    }
 }
