@@ -100,3 +100,25 @@ pub const SKILL_TOOLS_MAX: usize = 256;
 
 /// Longest skill or tool name, in bytes.
 pub const SKILL_NAME_BYTES_MAX: usize = 256;
+
+/// How many characters of a caller's input an error message quotes: enough to recognise it,
+/// never a huge input echoed back whole.
+pub const QUOTED_INPUT_CHARS_MAX: usize = 64;
+
+/// The first [`QUOTED_INPUT_CHARS_MAX`] characters of `input`, and its full length in
+/// characters when that cut it.
+pub fn excerpt_parts(input: &str) -> (&str, Option<usize>) {
+    match input.char_indices().nth(QUOTED_INPUT_CHARS_MAX) {
+        None => (input, None),
+        Some((end, _)) => (&input[..end], Some(input.chars().count())),
+    }
+}
+
+/// `input` cut to [`QUOTED_INPUT_CHARS_MAX`] characters for an error message, with `…` and its
+/// full length when cut.
+pub fn excerpt(input: &str) -> String {
+    match excerpt_parts(input) {
+        (all, None) => all.to_string(),
+        (prefix, Some(count)) => format!("{prefix}… ({count} characters)"),
+    }
+}

@@ -64,19 +64,14 @@ pub(crate) use spec::parameters_of;
 use crate::actors::runtime::calls::Call;
 pub use crate::actors::runtime::calls::{BATCH_ENDED, BatchRule};
 
-/// How many characters of a caller's input an error message quotes: enough to recognise it,
-/// never a huge input echoed back whole.
-pub const QUOTED_INPUT_CHARS_MAX: usize = 64;
-
-/// `input` quoted for an error message, cut to [`QUOTED_INPUT_CHARS_MAX`] characters (with
-/// `…` and its full length when cut).
+/// `input` quoted for an error message, cut to
+/// [`crate::actors::limits::QUOTED_INPUT_CHARS_MAX`] characters (with `…` and its full length
+/// when cut).
 pub fn quote(input: &str) -> String {
-    let count = input.chars().count();
-    if count <= QUOTED_INPUT_CHARS_MAX {
-        return format!("{input:?}");
+    match crate::actors::limits::excerpt_parts(input) {
+        (all, None) => format!("{all:?}"),
+        (prefix, Some(count)) => format!("{prefix:?}… ({count} characters)"),
     }
-    let prefix: String = input.chars().take(QUOTED_INPUT_CHARS_MAX).collect();
-    format!("{prefix:?}… ({count} characters)")
 }
 
 /// The error code of a call the caller is not offered: an agent call made by a process that

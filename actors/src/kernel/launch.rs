@@ -117,14 +117,16 @@ pub enum LaunchDenied {
         error: PathError,
     },
     /// The image is not registered.
-    #[error("launch denied: unknown image {image:?}")]
+    #[error("launch denied: unknown image {:?}", crate::limits::excerpt(.image))]
     UnknownImage {
         /// The image asked for.
         image: String,
     },
     /// A different image needs read authority on it.
     #[error(
-        "launch denied: image {image:?} differs from the parent's and the parent holds no live read capability on image:{image}"
+        "launch denied: image {:?} differs from the parent's and the parent holds no live read capability on image:{}",
+        crate::limits::excerpt(.image),
+        crate::limits::excerpt(.image)
     )]
     ImageReadDenied {
         /// The image asked for.

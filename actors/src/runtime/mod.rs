@@ -121,7 +121,7 @@ pub enum RuntimeError {
     #[error("this is a read-only view: another runtime owns the state directory")]
     ReadOnly,
     /// The image is not registered.
-    #[error("unknown image {0:?}")]
+    #[error("unknown image {:?}", crate::limits::excerpt(.0))]
     UnknownImage(String),
     /// A bad root specification.
     #[error("invalid root: {0}")]
@@ -290,7 +290,11 @@ impl Runtime {
             return Err(RuntimeError::UnknownImage(spec.image.0));
         }
         if spec.goal.trim().is_empty() || spec.goal.len() > limits::GOAL_BYTES_MAX {
-            return Err(RuntimeError::InvalidRoot("the goal must be 1 to 65536 bytes".into()));
+            return Err(RuntimeError::InvalidRoot(format!(
+                "the goal is {} bytes; it must be 1 to {} bytes",
+                spec.goal.len(),
+                limits::GOAL_BYTES_MAX
+            )));
         }
         let cwd = path::resolve("/", &spec.cwd).map_err(|e| RuntimeError::InvalidRoot(e.to_string()))?;
         if !spec.cwd.starts_with('/') {
@@ -343,7 +347,7 @@ impl Runtime {
                 Err(ToolError::new("read_only", "this is a read-only view of the state directory"))
             }
             Ok(Some(_)) => Err(ToolError::process_ended(pid)),
-            Ok(None) => Err(ToolError::new("unknown_process", format!("no process {pid}"))),
+            Ok(None) => Err(ToolError::unknown_process(pid)),
             Err(e) => Err(ToolError::store(&e)),
         }
     }
@@ -387,6 +391,7 @@ impl Runtime {
         signal: SignalKind,
         reason: Option<String>,
     ) -> Result<SignalResult, ToolError> {
+        ToolError::check_reason(reason.as_deref())?;
         let actor = self.actor(pid)?;
         let sent = actor
             .call(
@@ -418,6 +423,7 @@ impl Runtime {
     }
 
     async fn gate(&self, pid: Pid, reason: Option<String>) -> Result<ProcessRow, ToolError> {
+        ToolError::check_reason(reason.as_deref())?;
         let actor = self.actor(pid)?;
         match actor.call(|reply| ProcessMsg::Gate { reason, reply }, None).await {
             Ok(CallResult::Success(result)) => result,

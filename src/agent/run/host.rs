@@ -235,11 +235,23 @@ impl AgentHost {
         let agent = launch.agent.as_str();
         if self.config.target(agent).is_none() {
             return Err(AgentError::BadLaunch {
-                message: format!("no profile or machine has the id {agent:?}"),
+                message: format!("no profile or machine has the id {}", crate::tools::quote(agent)),
+            });
+        }
+        let goal = launch.to_goal();
+        if goal.len() > crate::actors::limits::GOAL_BYTES_MAX {
+            return Err(AgentError::BadLaunch {
+                message: format!(
+                    "the prompt is {} bytes; with the launch record around it, it must be \
+                     at most {} bytes ({} bytes left for the prompt here)",
+                    launch.prompt.len(),
+                    crate::actors::limits::GOAL_BYTES_MAX,
+                    crate::actors::limits::GOAL_BYTES_MAX.saturating_sub(goal.len() - launch.prompt.len())
+                ),
             });
         }
         Ok(RootSpec {
-            goal: launch.to_goal(),
+            goal,
             image: self.image_id.clone(),
             cwd: "/".to_string(),
             capabilities: self.launch_capabilities(agent),

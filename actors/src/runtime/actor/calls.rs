@@ -88,7 +88,9 @@ impl ProcessActor {
                 return; // or suspended: answered when the child ends
             }
             Call::Signal { child_pid, signal, reason } => {
-                match self.direct_child(state, child_pid) {
+                match ToolError::check_reason(reason.as_deref())
+                    .and_then(|()| self.direct_child(state, child_pid))
+                {
                     Err(e) => Err(e),
                     Ok(child) if child.status.is_terminal() => {
                         Err(ToolError::terminal(child.pid, child.status))
@@ -191,6 +193,7 @@ impl ProcessActor {
                 }),
             }?;
             let plan = launch::plan_launch(parent, &request, &|id| images.contains(id), &mut UuidV7Ids)?;
+            required_capabilities_covered(images, &plan.child.image, &plan.grants)?;
             let mut view = stage.space().materialize_view(approval, plan.child.pid, &mut UuidV7Ids)?;
             let mut parent_row = parent.row.clone();
             parent_row.account = plan.parent_account;
@@ -351,4 +354,31 @@ impl ProcessActor {
 
 fn done(state: &ProcessState) -> CallOk {
     CallOk::Done(Done { state_generation: state.row.state_generation })
+}
+
+/// An image's `required_capabilities` declare needs and grant nothing: a launch must delegate
+/// each of them, or it is refused naming what is missing (`missing_required_capability`).
+fn required_capabilities_covered(
+    images: &crate::runtime::program::ImageRegistry,
+    image: &crate::kernel::ids::ImageId,
+    grants: &[crate::kernel::capability::Grant],
+) -> Result<(), ToolError> {
+    let Some(info) = images.get(image) else { return Ok(()) };
+    let missing: Vec<&str> = info
+        .required_capabilities
+        .iter()
+        .filter(|needed| !grants.iter().any(|g| &g.resource == *needed))
+        .map(String::as_str)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(ToolError::new(
+        "missing_required_capability",
+        format!(
+            "launch denied: image {image} requires [{}], which the launch does not delegate; add them to \
+             inherit_capabilities (required capabilities declare needs and grant nothing)",
+            missing.join(", ")
+        ),
+    ))
 }

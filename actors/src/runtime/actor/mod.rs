@@ -367,7 +367,8 @@ impl ProcessActor {
     pub(crate) fn direct_child(&self, state: &ProcessState, pid: Pid) -> Result<ProcessRow, ToolError> {
         match self.shared.store.process(pid) {
             Ok(Some(row)) if row.parent == Some(state.pid()) => Ok(row),
-            Ok(_) => Err(ToolError::not_direct_child(state.pid(), pid)),
+            Ok(Some(_)) => Err(ToolError::not_direct_child(state.pid(), pid)),
+            Ok(None) => Err(ToolError::unknown_process(pid)),
             Err(e) => Err(ToolError::store(&e)),
         }
     }

@@ -137,8 +137,10 @@ impl ProcessActor {
             .commit(self.shared.store.as_ref(), |stage| {
                 let space = stage.space();
                 let oid = resolve(space, me, &target)?;
-                let Some(object) = space.object(oid).filter(|o| !o.released) else {
-                    return Err(ObjectError::ObjectReleased { oid }.into());
+                let object = match space.object(oid) {
+                    None => return Err(ObjectError::UnknownObject { oid }.into()),
+                    Some(o) if o.released => return Err(ObjectError::ObjectReleased { oid }.into()),
+                    Some(o) => o,
                 };
                 let held = space.handle(me, oid).map_or(ObjectRights::empty(), |h| h.rights);
                 if let Some(right) = held.first_missing(ObjectRights::WRITE) {
@@ -201,6 +203,22 @@ impl ProcessActor {
         skills: Vec<Skill>,
     ) -> Result<CallOk, ToolError> {
         let me = state.pid();
+        let offered = self.shared.images.get(&state.row.image).map(|i| i.tools.clone()).unwrap_or_default();
+        for skill in &skills {
+            if let Some(tool) = skill.allowed_tools.iter().find(|t| !offered.contains(*t)) {
+                let listed: Vec<&str> = offered.iter().map(String::as_str).collect();
+                return Err(ToolError::new(
+                    "tool_not_offered",
+                    format!(
+                        "skill {:?} allows {:?}, which this process's image {} does not offer; its tools are [{}]",
+                        crate::limits::excerpt(&skill.name),
+                        crate::limits::excerpt(tool),
+                        state.row.image,
+                        listed.join(", ")
+                    ),
+                ));
+            }
+        }
         self.shared
             .memory
             .commit(self.shared.store.as_ref(), |stage| {

@@ -497,6 +497,29 @@ impl ToolError {
         )
     }
 
+    /// No process has this pid: the one code for "no such process", whichever call named it.
+    pub fn unknown_process(pid: Pid) -> Self {
+        ToolError::new(
+            "unknown_process",
+            format!("no process {pid}; list_child_processes shows the children that exist"),
+        )
+    }
+
+    /// A caller's `reason` over [`crate::limits::REASON_BYTES_MAX`] is refused, never cut.
+    pub fn check_reason(reason: Option<&str>) -> Result<(), ToolError> {
+        match reason {
+            Some(r) if r.len() > crate::limits::REASON_BYTES_MAX => Err(ToolError::new(
+                "invalid_arguments",
+                format!(
+                    "reason: {} bytes, more than the {} allowed; shorten it",
+                    r.len(),
+                    crate::limits::REASON_BYTES_MAX
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The target is terminal.
     pub fn terminal(pid: Pid, status: Status) -> Self {
         ToolError::new(
