@@ -9,6 +9,7 @@ mod actor;
 pub mod calls;
 mod context;
 pub mod ids;
+mod keys;
 pub mod lock;
 pub mod mailbox;
 mod memory;
@@ -61,6 +62,11 @@ pub struct RuntimeOptions {
     /// effects. Default off: they stay paused until resumed. Stale executions (a crash) are
     /// never resumed automatically.
     pub resume_after_shutdown: bool,
+    /// Open without starting anything: `runnable` rows are not started and saved waits are
+    /// kept but not re-armed, so no program runs until the host signals a process. For a
+    /// command that reports what recovery did and leaves the tree as it found it. Recovery
+    /// itself (stale executions paused, claimed resumes failed closed) still runs.
+    pub hold: bool,
 }
 
 impl RuntimeOptions {
@@ -72,6 +78,12 @@ impl RuntimeOptions {
     /// Adds an image.
     pub fn image(mut self, image: Image) -> Self {
         self.images.register(image);
+        self
+    }
+
+    /// Sets [`Self::hold`].
+    pub fn hold(mut self, yes: bool) -> Self {
+        self.hold = yes;
         self
     }
 
@@ -170,6 +182,22 @@ impl Runtime {
         }
     }
 
+    /// Opens `dir` as its owner with a lock the caller already took ([`lock::try_lock`]), so
+    /// that a command can refuse before creating any file when another runtime owns the
+    /// directory, and create its own files only once it owns it.
+    pub async fn open_owned(
+        dir: impl AsRef<Path>,
+        lock: DirLock,
+        options: RuntimeOptions,
+    ) -> Result<Runtime, RuntimeError> {
+        let dir = dir.as_ref().to_path_buf();
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.join(DB_FILE))?);
+        let mut rt = Self::start(store, options).await?;
+        rt.state_dir = Some(dir);
+        rt._lock = Some(lock);
+        Ok(rt)
+    }
+
     /// Opens only a read-only view of `dir`, whether or not a runtime owns it.
     pub fn open_read_only(dir: impl AsRef<Path>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
         let dir = dir.as_ref().to_path_buf();
@@ -196,7 +224,9 @@ impl Runtime {
             .map(|r| r.pid)
             .collect();
         let message_seq = store.message_seq_max()?;
-        let shared = Arc::new(Shared::new(store, memory, options.images, epoch, message_seq));
+        let mut shared = Shared::new(store, memory, options.images, epoch, message_seq);
+        shared.hold = options.hold;
+        let shared = Arc::new(shared);
         let (supervisor, _) = Actor::spawn(None, RootSupervisor { shared: shared.clone() }, ())
             .await
             .map_err(|e| RuntimeError::Actor(e.to_string()))?;
@@ -248,6 +278,19 @@ impl Runtime {
                 .map_err(|e| RuntimeError::Actor(e.to_string()))?;
         let _ = supervisor.cast(SupervisorMsg::RootStarted(actor_ref.get_id(), pid));
         Ok(())
+    }
+
+    /// Releases a runtime opened with [`RuntimeOptions::hold`]: every recovered process not
+    /// yet started enters the execution its row calls for (a `runnable` row starts, a saved
+    /// wait is re-armed), as it would have at open. Processes the host already signalled are
+    /// unaffected. Does nothing on a runtime opened without hold.
+    pub fn release_hold(&self) {
+        if !self.shared.hold {
+            return;
+        }
+        for entry in self.shared.registry.iter() {
+            let _ = entry.value().cast(ProcessMsg::Release);
+        }
     }
 
     /// Whether this is a read-only view.
@@ -366,7 +409,20 @@ impl Runtime {
         if self.is_read_only() {
             return Err(ToolError::new("read_only", "this is a read-only view of the state directory"));
         }
-        actor::deliver(&self.shared, Sender::Host, None, request).await
+        actor::deliver(&self.shared, Sender::Host, None, request, None).await
+    }
+
+    /// Sends a message from the host with an idempotency key: a second send with the same
+    /// `message_key` from the host delivers nothing and answers the first send's result.
+    pub async fn send_message_keyed(
+        &self,
+        request: SendRequest,
+        message_key: impl Into<String>,
+    ) -> Result<SentMessage, ToolError> {
+        if self.is_read_only() {
+            return Err(ToolError::new("read_only", "this is a read-only view of the state directory"));
+        }
+        actor::deliver(&self.shared, Sender::Host, None, request, Some(message_key.into())).await
     }
 
     /// Reads any mailbox without acknowledging anything.
@@ -489,12 +545,19 @@ impl Runtime {
         self.shared.telemetry.subscribe()
     }
 
-    /// Waits until `pid` is terminal and returns its final row.
+    /// Waits until `pid` is terminal and returns its final row, or the store's failure if it
+    /// fail-stops meanwhile (nothing can end after that).
     ///
     /// Cancel safety: dropping the future changes nothing.
     pub async fn wait_terminal(&self, pid: Pid) -> Result<ProcessRow, RuntimeError> {
         let mut events = self.subscribe();
+        // A store that fail-stops can commit nothing more: no end will ever be reported, so
+        // the wait ends with the failure instead of hanging.
+        let mut failures = self.shared.store.failures();
         loop {
+            if let Some(cause) = failures.as_ref().and_then(|f| f.borrow().clone()) {
+                return Err(RuntimeError::Store(StoreError::FailStopped { cause }));
+            }
             match self.shared.store.process(pid)? {
                 None => return Err(RuntimeError::UnknownProcess(pid)),
                 Some(row) if row.status.is_terminal() => return Ok(row),
@@ -504,7 +567,19 @@ impl Runtime {
                 return Err(RuntimeError::ReadOnly);
             }
             loop {
-                match events.recv().await {
+                let event = match failures.as_mut() {
+                    Some(watch) => tokio::select! {
+                        event = events.recv() => event,
+                        changed = watch.changed() => {
+                            if changed.is_err() {
+                                failures = None;
+                            }
+                            break;
+                        }
+                    },
+                    None => events.recv().await,
+                };
+                match event {
                     Ok(KernelEvent::ProcessTransition { pid: p, to, .. }) if p == pid && to.is_terminal() => {
                         break;
                     }

@@ -20,7 +20,9 @@ use crate::kernel::ids::{Epoch, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::objects::ObjectSpace;
 use crate::kernel::process::ProcessRow;
-use crate::store::{Change, CommitTicket, Envelope, ProcessQuery, Store, StoreError};
+use crate::store::{
+    CallKey, Change, CommitTicket, Envelope, FailureWatch, InjectedFault, ProcessQuery, Store, StoreError,
+};
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use read::ReadPool;
 use std::collections::BTreeSet;
@@ -243,6 +245,22 @@ impl Store for SqliteStore {
 
     fn inject_write_failure(&self) {
         SqliteStore::inject_write_failure(self);
+    }
+
+    fn keyed(&self, key: &CallKey) -> Result<Option<serde_json::Value>, StoreError> {
+        self.readers.keyed(key)
+    }
+
+    fn failures(&self) -> Option<FailureWatch> {
+        self.writer.as_ref().map(|w| w.shared.failures())
+    }
+
+    fn inject_fault_after(
+        &self,
+        commits: u64,
+        fault: InjectedFault,
+    ) -> Option<tokio::sync::oneshot::Receiver<()>> {
+        self.writer.as_ref().map(|w| w.shared.arm_fault(commits, fault))
     }
 
     fn mailbox(&self, recipient: Pid, query: &MailboxQuery) -> Result<MailboxPage, StoreError> {

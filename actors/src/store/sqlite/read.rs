@@ -15,6 +15,7 @@ use crate::kernel::objects::{ObjectChange, ObjectSpace};
 use crate::kernel::process::ProcessRow;
 use crate::store::{Envelope, ProcessQuery, StoreError};
 use parking_lot::Mutex;
+use rusqlite::params;
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use std::collections::BTreeSet;
@@ -205,6 +206,29 @@ impl ReadPool {
                 .map_err(read_error)
         })?;
         bytes.map(|b| codec::envelope(&b, &format!("the checkpoint of {pid}"))).transpose()
+    }
+
+    /// The answer recorded for a keyed call. A file older than schema 4 (read by a view
+    /// before its owner migrated it) has no keys.
+    pub(super) fn keyed(&self, key: &crate::store::CallKey) -> Result<Option<serde_json::Value>, StoreError> {
+        let text: Option<String> = self.with(|conn| {
+            if !schema::has_table(conn, "call_keys").map_err(read_error)? {
+                return Ok(None);
+            }
+            conn.prepare_cached(
+                "SELECT answer FROM call_keys WHERE caller = ?1 AND kind = ?2 AND call_key = ?3",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(params![key.caller, key.kind.as_str(), key.key], |r| r.get(0)).optional()
+            })
+            .map_err(read_error)
+        })?;
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| {
+                StoreError::Corrupt(format!("the answer of key {:?} of {}: {e}", key.key, key.caller))
+            })
+        })
+        .transpose()
     }
 
     /// A page of one mailbox and how many messages matched in all; see [`MailboxPlan`] for

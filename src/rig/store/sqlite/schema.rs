@@ -86,6 +86,31 @@ pub(super) fn open(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
+/// Opens an existing file for reading only: no file is created, no pragma is set, nothing is
+/// written (the journal mode stays as the owner set it). A file with no schema yet (version 0:
+/// its creator has not committed it) or of a newer version is refused.
+pub(super) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    let fail = |message: String| StoreError::Backend {
+        message: format!("failed to open the seat store {} read-only: {message}", path.display()),
+    };
+    let conn =
+        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .map_err(|e| fail(e.to_string()))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| fail(e.to_string()))?;
+    let version = user_version(&conn).map_err(|e| fail(e.to_string()))?;
+    if version == 0 {
+        return Err(fail("the seat store is being created (it has no schema yet); try again".into()));
+    }
+    if !(1..=SEAT_STORE_SCHEMA_VERSION).contains(&version) {
+        return Err(StoreError::UnsupportedSchema {
+            path: path.display().to_string(),
+            found: version,
+            supported: SEAT_STORE_SCHEMA_VERSION,
+        });
+    }
+    Ok(conn)
+}
+
 fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_query_value(None, "user_version", |r| r.get(0))
 }
