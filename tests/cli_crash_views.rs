@@ -158,6 +158,28 @@ fn views_work_on_a_read_only_copy_and_change_nothing() {
     if read_only == mounted {
         let _ = Command::new("umount").arg(&mounted).status();
     }
+
+    // A copy of a cleanly closed store: its WAL checkpointed into the file and gone, so on a
+    // read-only location SQLite has no `-shm` to open WAL mode with.
+    let clean = work.path().join("clean");
+    let demo = agentvisor(&clean, &["demo", data.to_str().expect("utf-8")]);
+    assert!(demo.status.success(), "{}", text(&demo.stderr));
+    {
+        let conn = rusqlite::Connection::open(clean.join("agentvisor.db")).expect("open");
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").expect("checkpoint");
+    }
+    let copy = work.path().join("clean-copy");
+    std::fs::create_dir_all(&copy).expect("mkdir");
+    std::fs::copy(clean.join("agentvisor.db"), copy.join("agentvisor.db")).expect("copy");
+    let mounted = work.path().join("clean-ro");
+    if bind_read_only(&copy, &mounted) {
+        let out = agentvisor(&mounted, &["ps", "--all", "--json"]);
+        assert!(out.status.success(), "a WAL-less read-only copy: {}", text(&out.stderr));
+        let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert!(rows.as_array().expect("rows").iter().all(|r| r["status"] == "exited"));
+        assert_eq!(names(&mounted), vec![std::ffi::OsString::from("agentvisor.db")]);
+        let _ = Command::new("umount").arg(&mounted).status();
+    }
 }
 
 #[test]
@@ -207,4 +229,59 @@ fn a_command_refused_by_a_live_owner_creates_nothing() {
     assert_eq!(files(&state), before, "a refused command creates no file");
     owner.kill().expect("kill the owner");
     owner.wait().expect("reap");
+}
+
+#[test]
+fn a_view_racing_an_owner_creating_the_store_says_so() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+    std::fs::create_dir_all(&state).expect("mkdir");
+    // What a view finds in an owner's first milliseconds: the file, no tables yet.
+    std::fs::write(state.join("agentvisor.db"), b"").expect("an empty database file");
+    for args in [vec!["ps"], vec!["tree"]] {
+        let out = agentvisor(&state, &args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains("is being created"), "{args:?}: {err}");
+        assert!(!err.contains("not an agentvisor store"), "{err}");
+    }
+    assert_eq!(std::fs::read(state.join("agentvisor.db")).expect("read"), b"", "the view wrote nothing");
+}
+
+#[test]
+fn rig_status_reads_a_read_only_copy_without_touching_it() {
+    use agentvisor::rig::RigSpec;
+    use agentvisor::rig::store::{SeatStore, SqliteSeatStore};
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+    std::fs::create_dir_all(&state).expect("mkdir");
+    let spec: RigSpec = serde_json::from_value(serde_json::json!({
+        "id": "review",
+        "members": [{ "id": "fresh", "runtime": "native", "cwd": "." }]
+    }))
+    .expect("spec");
+    {
+        let store = SqliteSeatStore::open(state.join("rigs.sqlite")).expect("seat store");
+        store.create_rig(&spec, "review.yaml").expect("create");
+    }
+    let copy = work.path().join("copy");
+    std::fs::create_dir_all(&copy).expect("mkdir");
+    for entry in std::fs::read_dir(&state).expect("list") {
+        let path = entry.expect("entry").path();
+        std::fs::copy(&path, copy.join(path.file_name().expect("a name"))).expect("copy");
+    }
+    let mounted = work.path().join("ro");
+    let dir = if bind_read_only(&copy, &mounted) { mounted.clone() } else { copy.clone() };
+    let before = std::fs::read(dir.join("rigs.sqlite")).expect("read");
+    let out = agentvisor(&dir, &["rig", "status", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rigs: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(rigs[0]["id"], "review", "{rigs}");
+    assert_eq!(rigs[0]["owner_alive"], false);
+    let table = agentvisor(&dir, &["rig", "status"]);
+    assert!(text(&table.stdout).contains("# stale: no live runtime owns"), "{}", text(&table.stdout));
+    assert_eq!(std::fs::read(dir.join("rigs.sqlite")).expect("read"), before, "nothing written");
+    if dir == mounted {
+        let _ = Command::new("umount").arg(&mounted).status();
+    }
 }

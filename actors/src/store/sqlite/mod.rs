@@ -99,8 +99,18 @@ impl SqliteStore {
     /// directory; it reads what the owner has committed and never changes anything.
     pub fn open_read_only(path: &Path) -> Result<SqliteStore, StoreError> {
         let conn = schema::open_reader(path)?;
-        schema::check_readable(&conn, path)?;
-        Ok(SqliteStore { readers: ReadPool::new(path.to_path_buf(), conn), writer: None })
+        match schema::check_readable(&conn, path) {
+            Ok(()) => Ok(SqliteStore { readers: ReadPool::new(path.to_path_buf(), conn), writer: None }),
+            // A WAL file cannot be read without its `-shm` index, which a read-only copy
+            // lacks and cannot create. With no `-wal` beside it either, the database file
+            // holds every commit, and nothing can write there: read it as immutable.
+            Err(StoreError::Open { .. }) if schema::is_read_only_copy(path) => {
+                let conn = schema::open_immutable(path)?;
+                schema::check_readable(&conn, path)?;
+                Ok(SqliteStore { readers: ReadPool::with_mode(path.to_path_buf(), conn, true), writer: None })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Stops the writer after it has committed and answered everything already submitted,

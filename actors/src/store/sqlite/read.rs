@@ -36,6 +36,9 @@ fn read_error(e: rusqlite::Error) -> StoreError {
 /// A pool of read-only connections to one file.
 pub(super) struct ReadPool {
     path: PathBuf,
+    /// Open new connections `immutable` (a read-only copy with no WAL; see
+    /// `schema::open_immutable`).
+    immutable: bool,
     idle: Mutex<Vec<Connection>>,
     /// Set once the `messages` table has been seen. Only a read-only view of a schema-1 file
     /// (which no writer has migrated yet) lacks it; such a file holds no messages.
@@ -48,8 +51,14 @@ pub(super) struct ReadPool {
 impl ReadPool {
     /// A pool seeded with one already-open connection.
     pub(super) fn new(path: PathBuf, first: Connection) -> ReadPool {
+        ReadPool::with_mode(path, first, false)
+    }
+
+    /// A pool whose connections are opened `immutable` if `immutable` is set.
+    pub(super) fn with_mode(path: PathBuf, first: Connection, immutable: bool) -> ReadPool {
         ReadPool {
             path,
+            immutable,
             idle: Mutex::new(vec![first]),
             has_messages: AtomicBool::new(false),
             has_object_memory: AtomicBool::new(false),
@@ -85,6 +94,7 @@ impl ReadPool {
         let pooled = self.idle.lock().pop();
         let conn = match pooled {
             Some(conn) => conn,
+            None if self.immutable => schema::open_immutable(&self.path)?,
             None => schema::open_reader(&self.path)?,
         };
         let result = f(&conn);

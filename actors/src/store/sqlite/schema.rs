@@ -222,6 +222,31 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
+/// Whether `path` has no `-wal` file beside it. A database that SQLite could not open
+/// read-only and that has no WAL is a read-only copy: opening WAL mode needs the `-shm`
+/// index, which a read-only location lacks and cannot create, while every commit is in the
+/// file itself (a WAL is removed only after it was checkpointed into the file).
+pub(super) fn is_read_only_copy(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    !Path::new(&wal).exists()
+}
+
+/// Opens a read-only copy (see [`is_read_only_copy`]) as `immutable`: SQLite reads the file
+/// without locks or a WAL index, trusting that nothing changes it.
+pub(super) fn open_immutable(path: &Path) -> Result<Connection, StoreError> {
+    // A URI: the characters that end or escape its path part are percent-encoded.
+    let escaped = path.display().to_string().replace('%', "%25").replace('?', "%3f").replace('#', "%23");
+    let uri = format!("file:{escaped}?immutable=1");
+    let conn = Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(|e| open_error(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| open_error(path, e))?;
+    Ok(conn)
+}
+
 /// Checks that a file opened read-only is an agentvisor store this build can read.
 pub(super) fn check_readable(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     match check_version(conn, path)? {

@@ -93,11 +93,24 @@ pub(super) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     let fail = |message: String| StoreError::Backend {
         message: format!("failed to open the seat store {} read-only: {message}", path.display()),
     };
-    let conn =
-        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .map_err(|e| fail(e.to_string()))?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| fail(e.to_string()))?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| fail(e.to_string()))?;
-    let version = user_version(&conn).map_err(|e| fail(e.to_string()))?;
+    let (conn, version) = match user_version(&conn) {
+        Ok(version) => (conn, version),
+        // A read-only copy with no WAL: SQLite cannot create the `-shm` index WAL mode needs,
+        // and every commit is in the file itself, so it is read as immutable.
+        Err(_) if !wal_beside(path) => {
+            let escaped =
+                path.display().to_string().replace('%', "%25").replace('?', "%3f").replace('#', "%23");
+            let uri = format!("file:{escaped}?immutable=1");
+            let conn = Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
+                .map_err(|e| fail(e.to_string()))?;
+            let version = user_version(&conn).map_err(|e| fail(e.to_string()))?;
+            (conn, version)
+        }
+        Err(e) => return Err(fail(e.to_string())),
+    };
     if version == 0 {
         return Err(fail("the seat store is being created (it has no schema yet); try again".into()));
     }
@@ -109,6 +122,13 @@ pub(super) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
         });
     }
     Ok(conn)
+}
+
+/// Whether the file has a `-wal` beside it.
+fn wal_beside(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    Path::new(&wal).exists()
 }
 
 fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
