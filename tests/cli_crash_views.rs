@@ -5,7 +5,7 @@
 
 mod cli_support;
 
-use cli_support::{Killed, agentvisor, demo_killed_after, make_tree, rows, text};
+use cli_support::{Killed, agentvisor, copy_dir, demo_killed_after, make_tree, names, rows, text};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -126,11 +126,7 @@ fn views_work_on_a_read_only_copy_and_change_nothing() {
     // A copy, made read-only: by permissions, and by a read-only bind mount where this
     // process may mount (a root's writes ignore permissions).
     let copy = work.path().join("copy");
-    std::fs::create_dir_all(&copy).expect("mkdir");
-    for entry in std::fs::read_dir(&state).expect("list") {
-        let path = entry.expect("entry").path();
-        std::fs::copy(&path, copy.join(path.file_name().expect("a name"))).expect("copy");
-    }
+    copy_dir(&state, &copy);
     let mounted = work.path().join("ro");
     let read_only = if bind_read_only(&copy, &mounted) { mounted.clone() } else { copy.clone() };
     for entry in std::fs::read_dir(&copy).expect("list") {
@@ -140,12 +136,6 @@ fn views_work_on_a_read_only_copy_and_change_nothing() {
         std::fs::set_permissions(&path, perms).expect("chmod");
     }
     let before = store_bytes(&read_only);
-    let names = |dir: &Path| {
-        let mut names: Vec<_> =
-            std::fs::read_dir(dir).expect("list").map(|e| e.expect("entry").file_name()).collect();
-        names.sort();
-        names
-    };
     let files = names(&read_only);
     let pid = rows(&read_only)[0]["pid"].as_str().expect("pid").to_string();
     for args in [vec!["ps", "--all"], vec!["tree"], vec!["inspect", pid.as_str()]] {
@@ -202,13 +192,7 @@ fn a_command_refused_by_a_live_owner_creates_nothing() {
     let stderr = owner.stderr.take().expect("stderr");
     let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
     assert!(lines.any(|l| l.expect("a line").contains("fault injected")), "the owner froze");
-    let files = |dir: &Path| {
-        let mut names: Vec<_> =
-            std::fs::read_dir(dir).expect("list").map(|e| e.expect("entry").file_name()).collect();
-        names.sort();
-        names
-    };
-    let before = files(&state);
+    let before = names(&state);
     for args in [
         vec!["demo", data.to_str().expect("utf-8")],
         vec!["recover"],
@@ -226,7 +210,7 @@ fn a_command_refused_by_a_live_owner_creates_nothing() {
     assert!(ps.status.success());
     let live: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
     assert!(live.as_array().expect("rows").iter().all(|r| r["owner_alive"] == true && r["stale"] == false));
-    assert_eq!(files(&state), before, "a refused command creates no file");
+    assert_eq!(names(&state), before, "a refused command creates no file");
     owner.kill().expect("kill the owner");
     owner.wait().expect("reap");
 }
@@ -265,11 +249,7 @@ fn rig_status_reads_a_read_only_copy_without_touching_it() {
         store.create_rig(&spec, "review.yaml").expect("create");
     }
     let copy = work.path().join("copy");
-    std::fs::create_dir_all(&copy).expect("mkdir");
-    for entry in std::fs::read_dir(&state).expect("list") {
-        let path = entry.expect("entry").path();
-        std::fs::copy(&path, copy.join(path.file_name().expect("a name"))).expect("copy");
-    }
+    copy_dir(&state, &copy);
     let mounted = work.path().join("ro");
     let dir = if bind_read_only(&copy, &mounted) { mounted.clone() } else { copy.clone() };
     let before = std::fs::read(dir.join("rigs.sqlite")).expect("read");

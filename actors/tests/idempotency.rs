@@ -13,7 +13,6 @@ use agentvisor_actors::kernel::status::{PauseReason, SignalKind, Status};
 use agentvisor_actors::runtime::calls::{Call, CallOk, Launched, SendRequest, SentMessage};
 use agentvisor_actors::runtime::{Runtime, RuntimeOptions};
 use agentvisor_actors::store::ProcessQuery;
-use agentvisor_actors::store::{Change, SqliteStore, Store};
 use common::*;
 
 fn keyed(goal: &str, key: &str) -> agentvisor_actors::kernel::launch::LaunchRequest {
@@ -131,16 +130,7 @@ async fn a_runtime_without_the_image_pauses_the_process_and_one_with_it_resumes_
     };
     // As an earlier runtime would have left it after a crash between the launch and the
     // start: the child never started.
-    {
-        let store = SqliteStore::open(&dir.path().join(agentvisor_actors::runtime::DB_FILE)).expect("store");
-        let mut left = store.process(child).expect("read").expect("row");
-        left.status = Status::Runnable;
-        left.pause_reason = None;
-        left.started = false;
-        left.epoch = None;
-        left.state_generation += 1;
-        store.submit(vec![Change::PutProcess(left)]).await.expect("write the row");
-    }
+    leave_never_started(dir.path(), child).await;
     let before = {
         let view = Runtime::open_read_only(dir.path(), RuntimeOptions::new()).expect("view");
         view.process(child).expect("read").expect("row")

@@ -7,7 +7,6 @@ mod common;
 use agentvisor_actors::kernel::status::{SignalKind, Status};
 use agentvisor_actors::runtime::telemetry::KernelEvent;
 use agentvisor_actors::runtime::{Runtime, RuntimeOptions};
-use agentvisor_actors::store::{Change, SqliteStore, Store};
 use common::*;
 
 #[tokio::test]
@@ -22,16 +21,7 @@ async fn a_held_runtime_starts_nothing_until_released() {
         (root, child)
     };
     // As a crash between a launch and its start leaves it.
-    {
-        let store = SqliteStore::open(&dir.path().join(agentvisor_actors::runtime::DB_FILE)).expect("store");
-        let mut left = store.process(child).expect("read").expect("row");
-        left.status = Status::Runnable;
-        left.pause_reason = None;
-        left.started = false;
-        left.epoch = None;
-        left.state_generation += 1;
-        store.submit(vec![Change::PutProcess(left)]).await.expect("write the row");
-    }
+    leave_never_started(dir.path(), child).await;
     // Held and shut down: an actor's entry runs before any message it handles, so without the
     // hold the child would have started by the shutdown (and been paused by it).
     let generation = {

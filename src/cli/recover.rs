@@ -11,7 +11,7 @@ use super::agent::WINDOWS_FILE;
 use super::agent_cost::agent_view;
 use super::output::short_pid;
 use super::owner;
-use super::sources::{Source, Sources, file_hash};
+use super::sources::{Source, Sources, file_hash, short_hash};
 use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::kernel::status::SignalKind;
 use agentvisor::actors::kernel::status::{PauseReason, WaitState};
@@ -38,9 +38,6 @@ pub(crate) struct RecoverArgs {
 }
 
 pub(crate) async fn run(state: &Path, args: RecoverArgs) -> anyhow::Result<ExitCode> {
-    if !state.join(agentvisor::actors::runtime::DB_FILE).exists() {
-        anyhow::bail!("no agentvisor state at {} (pass --state DIR)", state.display());
-    }
     // Held while the report is read and the resumes are sent; `--resume` then releases it.
     let (rt, warnings) = open_recovered(state, true).await?;
     for line in warnings {
@@ -167,6 +164,9 @@ fn evidence(rt: &Runtime, pid: Pid) -> anyhow::Result<String> {
 /// With `hold`, nothing starts or re-arms until the host signals a process
 /// (`RuntimeOptions::hold`): for commands that only report or make one change.
 pub(crate) async fn open_recovered(state: &Path, hold: bool) -> anyhow::Result<(Runtime, Vec<String>)> {
+    if !state.join(agentvisor::actors::runtime::DB_FILE).exists() {
+        anyhow::bail!("no agentvisor state at {} (pass --state DIR)", state.display());
+    }
     let lock = owner::take(state)?;
     let sources = Sources::read(state)?;
     let mut options = builtin_images().hold(hold);
@@ -233,8 +233,8 @@ fn changed(warnings: &mut Vec<String>, path: &Path, recorded: &str) {
         Ok(now) => warnings.push(format!(
             "agentvisor: warning: {} changed since it was recorded (blake3 {} then, {} now); using it as it is",
             path.display(),
-            &recorded[..16],
-            &now[..16]
+            short_hash(recorded),
+            short_hash(&now)
         )),
         Err(e) => warnings.push(format!("agentvisor: warning: {e:#}")),
     }

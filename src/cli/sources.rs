@@ -48,10 +48,10 @@ impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Source::AgentConfig { config, config_blake3, .. } => {
-                write!(f, "agent configuration {} (blake3 {})", config.display(), &config_blake3[..16])
+                write!(f, "agent configuration {} (blake3 {})", config.display(), short_hash(config_blake3))
             }
             Source::RigSpec { spec, spec_blake3 } => {
-                write!(f, "rig spec {} (blake3 {})", spec.display(), &spec_blake3[..16])
+                write!(f, "rig spec {} (blake3 {})", spec.display(), short_hash(spec_blake3))
             }
         }
     }
@@ -64,6 +64,12 @@ pub(crate) struct Sources {
     pub(crate) version: u32,
     /// Each image's source; the last command to register an id wins.
     pub(crate) images: BTreeMap<String, Source>,
+}
+
+/// The first 16 hex digits of a hash, as lines print it (a hand-edited record's shorter
+/// value whole).
+pub(crate) fn short_hash(hash: &str) -> &str {
+    hash.get(..16).unwrap_or(hash)
 }
 
 /// BLAKE3 of a file's bytes, as hex.

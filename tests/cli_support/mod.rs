@@ -106,3 +106,20 @@ pub(crate) fn rows(state: &Path) -> Vec<serde_json::Value> {
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     rows.as_array().expect("an array").clone()
 }
+
+/// Copies every file of `from` (not recursing) into the new directory `to`.
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("list") {
+        let path = entry.expect("entry").path();
+        std::fs::copy(&path, to.join(path.file_name().expect("a name"))).expect("copy");
+    }
+}
+
+/// The names in `dir`, sorted.
+pub(crate) fn names(dir: &Path) -> Vec<std::ffi::OsString> {
+    let mut names: Vec<_> =
+        std::fs::read_dir(dir).expect("list").map(|e| e.expect("entry").file_name()).collect();
+    names.sort();
+    names
+}
