@@ -213,6 +213,27 @@ fn a_failing_store_ends_a_command_with_the_error_on_stderr() {
     let out = agentvisor(&state, &["recover", "--resume"]);
     assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
     assert_finished_once(&state);
+
+    // An agent and a rig run end the same way instead of waiting forever.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let (config, scripts) =
+        (format!("{root}/examples/agents/swarm.yaml"), format!("{root}/examples/agents/swarm-scripts.json"));
+    let rig = format!("{root}/examples/rigs/swarm.yaml");
+    for (i, args) in [
+        vec!["agent", config.as_str(), "lead", "Write the report", "--scripts", scripts.as_str()],
+        vec!["run", rig.as_str()],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let state = work.path().join(format!("failing-{i}"));
+        let mut all = vec!["--fault", "fail-after:5"];
+        all.extend(args.iter().copied());
+        let out = agentvisor(&state, &all);
+        assert!(!out.status.success(), "{args:?}: {}", text(&out.stdout));
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("the store stopped accepting writes"), "{args:?}: {stderr}");
+    }
 }
 
 #[test]
