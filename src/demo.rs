@@ -90,7 +90,10 @@ async fn folder_program(ctx: ProcessContext) -> Result<(), ProgramError> {
     let mut children = Vec::new();
     for (name, is_dir) in listing.into_iter().take(DEMO_ENTRIES_PER_FOLDER_MAX) {
         let path = dir.join(&name).to_string_lossy().to_string();
+        // Keyed by the entry's name: a folder restarted after a crash re-lists its directory
+        // and launches again, and each launch answers the child it already made.
         let mut request = LaunchRequest {
+            launch_key: Some(name.clone()),
             goal: path.clone(),
             image: Some(ImageId::from(if is_dir { FOLDER_IMAGE } else { FILE_IMAGE })),
             inherit_paths: vec![PathRequest { path: name.clone(), rights: Rights::READ, delegable: is_dir }],

@@ -7,7 +7,8 @@
 //! - [`OTHER_PUPPET_IMAGE`]: the same program under a second id, so that a scenario can
 //!   launch a child on an image other than its parent's (which needs read authority on it).
 //!
-//! [`builtin_images`] registers them all; it is what the command line opens runtimes with.
+//! [`builtin_images`] registers them all, with the demo's images ([`crate::demo`]); it is what
+//! the command line opens runtimes with.
 
 use crate::actors::Pid;
 use crate::actors::runtime::RuntimeOptions;
@@ -92,9 +93,11 @@ fn observed(id: &str, sink: mpsc::UnboundedSender<PuppetRestart>) -> Image {
     .offers(kernel_tools())
 }
 
-/// Every built-in image, as runtime options.
+/// Every built-in image, as runtime options: the puppets and the demo's images. Every
+/// command opens its runtime with these, so a state directory written by one command can be
+/// reopened (and its processes resumed) by any other.
 pub fn builtin_images() -> RuntimeOptions {
-    // Other built-in images (the demo's) are registered here, one `.image(…)` each, so every
-    // command and every scenario sees the same set.
-    RuntimeOptions::new().image(puppet()).image(other_puppet())
+    crate::demo::images()
+        .into_iter()
+        .fold(RuntimeOptions::new().image(puppet()).image(other_puppet()), RuntimeOptions::image)
 }

@@ -112,6 +112,7 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
         "inherit_paths",
         "resource_budget",
         "clearance",
+        "launch_key",
     ];
     let fork_props: Vec<&str> =
         launch_props.iter().copied().chain(["root_oids", "include_parent_roots", "mode"]).collect();
@@ -133,7 +134,7 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
         (
             "send_process_message",
             &["to"],
-            &["to", "body", "payload", "channel", "correlation_id", "reply_to", "kind"],
+            &["to", "body", "payload", "channel", "correlation_id", "reply_to", "kind", "message_key"],
         ),
         ("read_process_messages", &[], &read_props),
         ("receive_process_messages", &[], &receive_props),
@@ -803,4 +804,42 @@ async fn programs_dispatch_json_through_their_context() {
     let payload = rt.payload(row.result_oid.expect("oid")).expect("read").expect("payload");
     assert_eq!(payload, json!({"bad": "invalid_arguments", "cancelled": "killed", "waited": "killed"}));
     rt.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test]
+async fn keyed_launches_forks_and_sends_through_json_happen_once() {
+    let rt = runtime().await;
+    let parent = root(&rt, spawner(), json!({})).await;
+    let first =
+        dispatch_as(&rt, parent, "spawn_child_process", json!({"goal": "a", "launch_key": "entry-a"})).await;
+    let again =
+        dispatch_as(&rt, parent, "spawn_child_process", json!({"goal": "a", "launch_key": "entry-a"})).await;
+    assert_eq!(first, again, "the second launch answers the first: {again}");
+    let forked =
+        dispatch_as(&rt, parent, "fork_child_process", json!({"goal": "b", "launch_key": "fork-b"})).await;
+    let forked_again =
+        dispatch_as(&rt, parent, "fork_child_process", json!({"goal": "b", "launch_key": "fork-b"})).await;
+    assert_eq!(pid_of(&forked), pid_of(&forked_again));
+    let listed = dispatch_as(&rt, parent, "list_child_processes", json!({})).await;
+    assert_eq!(listed["children"].as_array().expect("children").len(), 2, "{listed}");
+
+    let to = pid_of(&first).to_string();
+    let sent = dispatch_as(
+        &rt,
+        parent,
+        "send_process_message",
+        json!({"to": to, "body": "go", "message_key": "go-1"}),
+    )
+    .await;
+    let resent = dispatch_as(
+        &rt,
+        parent,
+        "send_process_message",
+        json!({"to": to, "body": "go", "message_key": "go-1"}),
+    )
+    .await;
+    assert_eq!(sent["message_id"], resent["message_id"], "{resent}");
+    assert_eq!(rt.unread_count(pid_of(&first)).expect("count"), 1);
+    let bad = dispatch_as(&rt, parent, "spawn_child_process", json!({"goal": "c", "launch_key": ""})).await;
+    assert_eq!(code(&bad), "invalid_arguments", "{bad}");
 }

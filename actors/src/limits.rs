@@ -61,6 +61,11 @@ pub const MESSAGE_BYTES_MAX: usize = 64 * 1024;
 /// Longest channel name or correlation id, in bytes.
 pub const MESSAGE_TAG_BYTES_MAX: usize = 256;
 
+/// Longest idempotency key (`launch_key`, `message_key`), in bytes. A key names one call of
+/// one caller (a folder entry, a step number); 256 bytes is room for any such name, and every
+/// key is stored forever beside its answer.
+pub const IDEMPOTENCY_KEY_BYTES_MAX: usize = 256;
+
 /// Most unacknowledged messages one mailbox holds. A sender past it is refused
 /// (`mailbox_full`); nothing already accepted is ever dropped.
 pub const MAILBOX_UNACKED_MAX: usize = 10_000;

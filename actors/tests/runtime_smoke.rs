@@ -38,6 +38,7 @@ async fn parent_spawns_waits_and_reads_result() {
                         inherit_paths: vec![],
                         resource_budget: None,
                         clearance: None,
+                        launch_key: None,
                     })
                     .await?;
                 assert_eq!(l.status, Status::Runnable);

@@ -881,7 +881,7 @@ async fn a_schema_1_file_is_migrated_on_open() {
 
     let store = open(&f.path);
     assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
-    assert_eq!(SCHEMA_VERSION, 3);
+    assert_eq!(SCHEMA_VERSION, 4);
     assert_eq!(message_indexes(&f.path), full_indexes, "the same indexes as a new file");
     assert!(!has_table(&f.path, "objects"));
     assert_eq!(store.object_space(), Ok(ObjectSpace::new()));
@@ -987,7 +987,7 @@ async fn a_schema_2_file_with_results_is_migrated_on_open() {
     assert_eq!(schema_version(&f.path), 2);
 
     let store = open(&f.path);
-    assert_eq!(schema_version(&f.path), 3);
+    assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
     assert!(!has_table(&f.path, "objects"), "the old table is dropped");
     assert_eq!(object_schema(&f.path), object_schema(&fresh.path), "the same tables as a new file");
     let space = store.object_space().expect("reads");
@@ -1007,7 +1007,7 @@ async fn a_schema_2_file_with_results_is_migrated_on_open() {
         .expect("commits");
     drop(store);
     let store = open(&f.path);
-    assert_eq!(schema_version(&f.path), 3);
+    assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
     let space = store.object_space().expect("reads");
     assert_eq!(space.object(answered.0).map(|o| o.released), Some(true));
     assert_eq!(store.payload_oids(), Ok(BTreeSet::new()));
@@ -1236,4 +1236,38 @@ async fn payload_floats_round_trip_exactly() {
     };
     store.submit(vec![Change::PutMessage(m.clone())]).await.expect("commits");
     assert_eq!(store.message(m.message_id), Ok(Some(m)));
+}
+
+#[tokio::test]
+async fn a_schema_3_file_gets_call_keys_on_open_and_keeps_the_first_answer() {
+    use agentvisor_actors::store::{CallKey, KeyKind};
+    let f = fixture();
+    drop(open(&f.path));
+    downgrade(&f.path, 3);
+    let key = CallKey { caller: "host".into(), kind: KeyKind::Message, key: "k1".into() };
+    {
+        let view = SqliteStore::open_read_only(&f.path).expect("opens a schema-3 file");
+        assert_eq!(view.keyed(&key), Ok(None), "a view reads an older file as it is");
+    }
+    assert_eq!(schema_version(&f.path), 3);
+    let store = open(&f.path);
+    assert_eq!(schema_version(&f.path), 4);
+    assert!(has_table(&f.path, "call_keys"));
+    let first = serde_json::json!({"message_id": "first"});
+    store.submit(vec![Change::PutKeyed { key: key.clone(), answer: first.clone() }]).await.expect("commits");
+    let second = serde_json::json!({"message_id": "second"});
+    store.submit(vec![Change::PutKeyed { key: key.clone(), answer: second }]).await.expect("commits");
+    assert_eq!(store.keyed(&key), Ok(Some(first.clone())), "a key keeps its first answer");
+    drop(store);
+    let conn = rusqlite::Connection::open(&f.path).expect("opens");
+    let row: (String, String, String, String) = conn
+        .query_row("SELECT caller, kind, call_key, answer FROM call_keys", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .expect("one row");
+    assert_eq!(
+        row,
+        ("host".into(), "message".into(), "k1".into(), first.to_string()),
+        "the documented encoding"
+    );
 }

@@ -7,15 +7,15 @@
 //! brains read their key from the environment variable the configuration names.
 
 use super::agent_cost::{agent_lines, agent_view};
+use super::sources::{Source, Sources, file_hash};
 use agentvisor::actors::Outcome;
-use agentvisor::actors::runtime::Runtime;
 use agentvisor::agent::brain::Script;
 use agentvisor::agent::config::load_path;
 use agentvisor::agent::run::{AgentHost, config_brains};
 use agentvisor::agent::telemetry::{EVENTS_FILE, Telemetry};
 use agentvisor::agent::window::SqliteChunkStore;
 use agentvisor::images::builtin_images;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -54,19 +54,22 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
         }
     };
     let scripts = read_scripts(args.scripts.as_deref())?;
-    std::fs::create_dir_all(state).with_context(|| format!("failed to create {}", state.display()))?;
+    // The lock first: refused, this command creates no file in a directory another runtime owns.
+    let lock = super::owner::take(state)?;
     let chunks = SqliteChunkStore::open(state.join(WINDOWS_FILE))
         .with_context(|| format!("failed to open the window store in {}", state.display()))?;
     let telemetry = Telemetry::with_jsonl(state.join(EVENTS_FILE))?;
     let brains = config_brains(&config, scripts);
     let host = AgentHost::new(config, brains, Arc::new(chunks), telemetry.clone());
     let spec = host.root_spec(&args.agent, &args.prompt)?;
-    let rt = Runtime::open(state, builtin_images().image(host.image()))
-        .await
-        .with_context(|| format!("failed to open the state directory {}", state.display()))?;
-    if rt.is_read_only() {
-        bail!("another agentvisor runtime owns {}; stop it or pass another --state DIR", state.display());
-    }
+    let image = host.image();
+    let source = Source::AgentConfig {
+        config: absolute(&args.config),
+        config_blake3: file_hash(&args.config)?,
+        scripts: args.scripts.as_deref().map(absolute),
+    };
+    Sources::record(state, &[image.id.to_string()], &source)?;
+    let rt = super::owner::open(state, lock, builtin_images().image(image)).await?;
     host.attach_store(rt.store());
     let mut events = telemetry.subscribe();
     let root = rt.spawn_root(spec).await?;
@@ -87,21 +90,27 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
             row = rt.wait_terminal(root) => break row?,
         }
     };
-    println!("status  {}", row.status);
+    outln!("status  {}", row.status);
     match &row.outcome {
         Some(Outcome::Exited { result_oid: Some(oid) }) => {
             let payload = rt.payload(*oid)?.unwrap_or_default();
-            println!("result  {}", payload.get("result").cloned().unwrap_or_default());
+            outln!("result  {}", payload.get("result").cloned().unwrap_or_default());
         }
-        other => println!("outcome {}", serde_json::to_string(other)?),
+        other => outln!("outcome {}", serde_json::to_string(other)?),
     }
     if let Some(view) = agent_view(&rt, root)? {
         for line in agent_lines(&view) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     rt.shutdown().await?;
     Ok(if row.status == agentvisor::actors::Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// `path` made absolute (against the current directory), so a record of it is found from
+/// anywhere.
+pub(crate) fn absolute(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| std::env::current_dir().unwrap_or_default().join(path))
 }
 
 /// The first 8 characters of an id, as the event lines print it.

@@ -3,8 +3,8 @@
 
 use super::output::{cell, status_mark};
 use agentvisor::actors::kernel::process::ProcessRow;
+use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::runtime::telemetry::KernelEvent;
-use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
 use agentvisor::actors::store::ProcessQuery;
 use agentvisor::actors::{Pid, Status};
 use agentvisor::demo;
@@ -83,13 +83,8 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
     if !dir.is_dir() {
         bail!("{} is not a directory", dir.display());
     }
-    let options = demo::images().into_iter().fold(RuntimeOptions::new(), RuntimeOptions::image);
-    let rt = Runtime::open(state, options)
-        .await
-        .with_context(|| format!("failed to open the state directory {}", state.display()))?;
-    if rt.is_read_only() {
-        bail!("another agentvisor runtime owns {}; stop it or pass another --state DIR", state.display());
-    }
+    let lock = super::owner::take(state)?;
+    let rt = super::owner::open(state, lock, agentvisor::images::builtin_images()).await?;
     let started = Instant::now();
     let mut events = rt.subscribe();
     let root = rt.spawn_root(demo::root_spec(&dir)).await?;
@@ -130,14 +125,14 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
 
     let root_row = rt.wait_terminal(root).await?;
     let subtree = collect_subtree(&rt, root)?;
-    println!();
+    outln!();
     print_node(&rt, &root_row, &subtree, "", true, true, args.depth)?;
     let totals = result_of(&rt, &root_row)?;
     let count = |k: &str| totals.as_ref().and_then(|t| t.get(k)).and_then(Value::as_u64).unwrap_or(0);
     let levels = 1 + subtree.values().flatten().map(|r| r.depth).max().unwrap_or(0);
     let processes = 1 + subtree.values().map(Vec::len).sum::<usize>();
-    println!();
-    println!(
+    outln!();
+    outln!(
         "{} {}: {} words, {} lines, {} bytes in {} files and {} folders — {} processes over {} levels in {:.2?} (state: {})",
         status_mark(root_row.status),
         root_row.status,
@@ -194,13 +189,13 @@ fn print_node(
     let name = Path::new(&row.goal).file_name().map_or(row.goal.clone(), |n| n.to_string_lossy().to_string());
     let words = result_of(rt, row)?.and_then(|v| v.get("words").and_then(Value::as_u64));
     let words = words.map_or(String::new(), |w| format!(" — {w} words"));
-    println!("{prefix}{branch}{} {}{words}  [{}]", status_mark(row.status), cell(&name, 40), row.status);
+    outln!("{prefix}{branch}{} {}{words}  [{}]", status_mark(row.status), cell(&name, 40), row.status);
     let kids = tree.get(&row.pid).map(Vec::as_slice).unwrap_or(&[]);
     if row.depth + 1 > depth_max {
         if !kids.is_empty() {
             let next =
                 if root { String::new() } else { format!("{prefix}{}", if last { "   " } else { "│  " }) };
-            println!("{next}└─ … {} more processes below", count_below(row.pid, tree));
+            outln!("{next}└─ … {} more processes below", count_below(row.pid, tree));
         }
         return Ok(());
     }

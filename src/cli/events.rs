@@ -41,7 +41,7 @@ pub(crate) async fn run(state: &Path, args: EventsArgs) -> anyhow::Result<ExitCo
     let mut printer = Printer { json: args.json, pid, header_done: false };
     let mut reader = EventFileReader::new(&path);
     if !path.exists() {
-        println!("no agent events recorded in {}", state.display());
+        outln!("no agent events recorded in {}", state.display());
         if !args.follow {
             return Ok(ExitCode::SUCCESS);
         }

@@ -4,7 +4,8 @@
 
 use super::agent_cost::{agent_lines, agent_view};
 use super::memory::memory_lines;
-use super::output::{grants_json, mailbox_view, message_line, open_view, parse_pid, row_json};
+use super::output::{grants_json, mailbox_view, message_line, open_view, resolve_pid};
+use super::sources::image_needed;
 use agentvisor::actors::store::ProcessQuery;
 use serde_json::json;
 use std::path::Path;
@@ -21,8 +22,9 @@ pub(crate) struct InspectArgs {
 }
 
 pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitCode> {
-    let pid = parse_pid(&args.pid)?;
-    let rt = open_view(state)?;
+    let view_of = open_view(state)?;
+    let rt = &view_of.rt;
+    let pid = resolve_pid(rt, &args.pid)?;
     let Some(row) = rt.process(pid)? else {
         anyhow::bail!("unknown process {pid}");
     };
@@ -38,13 +40,15 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
         },
         None => serde_json::Value::Null,
     };
-    let mailbox = mailbox_view(&rt, pid)?;
+    let mailbox = mailbox_view(rt, pid)?;
     let memory = rt.memory(pid);
-    let agent = agent_view(&rt, pid)?;
+    let agent = agent_view(rt, pid)?;
     let view = json!({
         "agent": agent,
-        "process": row_json(&row),
-        "capabilities": grants_json(&rt, pid)?,
+        "process": view_of.row_json(&row),
+        "owner_alive": view_of.owner_alive,
+        "image_needed": image_needed(state, &row),
+        "capabilities": grants_json(rt, pid)?,
         "children": children.iter().map(|c| json!({"pid": c.pid, "status": c.status})).collect::<Vec<_>>(),
         "result": result,
         "unread": mailbox.unread,
@@ -54,34 +58,37 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
         "memory": memory,
     });
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&view)?);
+        outln!("{}", serde_json::to_string_pretty(&view)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("pid               {}", row.pid);
-    println!("parent            {}", row.parent.map_or("-".into(), |p| p.to_string()));
-    println!("status            {}", row.status);
-    println!("state_generation  {}", row.state_generation);
-    println!("image             {}", row.image);
-    println!("cwd               {}", row.cwd);
-    println!("depth             {}", row.depth);
-    println!("goal              {}", row.goal);
-    println!("wait_state        {}", serde_json::to_string(&row.wait_state)?);
-    println!("pause_reason      {}", serde_json::to_string(&row.pause_reason)?);
-    println!("host_gate         {}", row.host_gate.as_deref().unwrap_or("-"));
-    println!("outcome           {}", serde_json::to_string(&row.outcome)?);
-    println!("result            {}", serde_json::to_string(&view["result"])?);
-    println!("budget            {}", serde_json::to_string(&row.account.limit)?);
-    println!("usage             {}", serde_json::to_string(&row.account.total_spent())?);
-    println!("children          {}", children.len());
-    println!("unread            {}", mailbox.unread);
-    let newest = if mailbox.unread_only { "newest unread" } else { "newest" };
-    println!("messages          {} in all; {newest} {}:", mailbox.total, mailbox.recent.len());
-    for m in &mailbox.recent {
-        println!("  {}", message_line(m));
+    outln!("pid               {}", row.pid);
+    outln!("parent            {}", row.parent.map_or("-".into(), |p| p.to_string()));
+    outln!("status            {}", view_of.status(&row));
+    if let Some(needed) = &view["image_needed"].as_str() {
+        outln!("image needed      {needed}");
     }
-    println!("capabilities");
+    outln!("state_generation  {}", row.state_generation);
+    outln!("image             {}", row.image);
+    outln!("cwd               {}", row.cwd);
+    outln!("depth             {}", row.depth);
+    outln!("goal              {}", row.goal);
+    outln!("wait_state        {}", serde_json::to_string(&row.wait_state)?);
+    outln!("pause_reason      {}", serde_json::to_string(&row.pause_reason)?);
+    outln!("host_gate         {}", row.host_gate.as_deref().unwrap_or("-"));
+    outln!("outcome           {}", serde_json::to_string(&row.outcome)?);
+    outln!("result            {}", serde_json::to_string(&view["result"])?);
+    outln!("budget            {}", serde_json::to_string(&row.account.limit)?);
+    outln!("usage             {}", serde_json::to_string(&row.account.total_spent())?);
+    outln!("children          {}", children.len());
+    outln!("unread            {}", mailbox.unread);
+    let newest = if mailbox.unread_only { "newest unread" } else { "newest" };
+    outln!("messages          {} in all; {newest} {}:", mailbox.total, mailbox.recent.len());
+    for m in &mailbox.recent {
+        outln!("  {}", message_line(m));
+    }
+    outln!("capabilities");
     for g in rt.grants_of(pid)? {
-        println!(
+        outln!(
             "  {} {} [{}]{}{}",
             g.id,
             g.resource,
@@ -91,17 +98,17 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
         );
     }
     if let Some(agent) = &agent {
-        println!("agent");
+        outln!("agent");
         for line in agent_lines(agent) {
-            println!("  {line}");
+            outln!("  {line}");
         }
     }
     match &memory {
-        None => println!("memory            -"),
+        None => outln!("memory            -"),
         Some(report) => {
-            println!("memory");
+            outln!("memory");
             for line in memory_lines(report) {
-                println!("  {line}");
+                outln!("  {line}");
             }
         }
     }

@@ -1,18 +1,23 @@
 //! Command-line parsing and dispatch. Each command lives in its own file.
 
+#[macro_use]
+mod output;
 mod agent;
 mod agent_cost;
 mod demo;
 mod events;
+mod host_actions;
 mod inspect;
 mod memory;
-mod output;
+mod owner;
 mod ps;
+mod recover;
 mod rig;
 mod rig_expand;
 mod rig_status;
 mod run;
 mod script;
+mod sources;
 mod tree;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +31,9 @@ pub(crate) struct Cli {
     /// The state directory (a SQLite file and its lock live there).
     #[arg(long, global = true, default_value = "./.agentvisor")]
     pub(crate) state: PathBuf,
+    /// Arms a store fault for tests: `fail-after:N` or `freeze-after:N` commits.
+    #[arg(long, global = true, hide = true)]
+    pub(crate) fault: Option<owner::Fault>,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -50,10 +58,46 @@ pub(crate) enum Command {
     Run(run::RunArgs),
     /// Rig specs: a set of seats run together.
     Rig(rig::RigArgs),
+    /// Reopens a state directory whose runtime died: reports what recovery did, leaves it
+    /// paused (or, with --resume, resumes it and hosts the tree to its end).
+    Recover(recover::RecoverArgs),
+    /// Sends a lifecycle signal to any process as the host: pause, resume, cancel, terminate.
+    Signal {
+        /// The process: a pid, a unique prefix, or the short id the views print.
+        pid: String,
+        /// pause, resume, cancel or terminate.
+        signal: String,
+        /// Why (recorded with the signal).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Sets the host-only resume gate on a process (pausing it).
+    Gate {
+        /// The process.
+        pid: String,
+        /// Why the host holds it.
+        #[arg(long)]
+        reason: String,
+    },
+    /// Clears the host gate of a process (does not resume it).
+    Ungate {
+        /// The process.
+        pid: String,
+    },
+    /// Revokes a process's grants on a resource, and everything derived from them.
+    Revoke {
+        /// The process.
+        pid: String,
+        /// The resource, e.g. `fs:/data` or `process:spawn`.
+        resource: String,
+    },
 }
 
 pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(fault) = cli.fault {
+        let _ = owner::FAULT.set(fault);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -72,10 +116,19 @@ pub(crate) fn main() -> ExitCode {
             Command::Agent(args) => agent::run(&cli.state, args).await,
             Command::Run(args) => run::run(&cli.state, args).await,
             Command::Rig(args) => rig::run(&cli.state, args).await,
+            Command::Recover(args) => recover::run(&cli.state, args).await,
+            Command::Signal { pid, signal, reason } => {
+                host_actions::run_signal(&cli.state, &pid, &signal, reason).await
+            }
+            Command::Gate { pid, reason } => host_actions::run_gate(&cli.state, &pid, &reason).await,
+            Command::Ungate { pid } => host_actions::run_ungate(&cli.state, &pid).await,
+            Command::Revoke { pid, resource } => host_actions::run_revoke(&cli.state, &pid, &resource).await,
         }
     });
     match result {
         Ok(code) => code,
+        // The reader of stdout went away (`agentvisor ps | head -1`): a quiet end.
+        Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("agentvisor: {e:#}");
             ExitCode::from(1)

@@ -1,18 +1,95 @@
-//! Shared rendering helpers for command output.
+//! Shared rendering helpers for command output, and the one writer every command prints
+//! through.
+//!
+//! Every line a command prints goes through [`outln!`]/[`out!`], which return an I/O error
+//! instead of panicking as `println!` does; a closed stdout (`agentvisor ps | head -1`) is a
+//! broken pipe, which `cli::main` turns into a quiet, successful end ([`is_broken_pipe`]).
 
 use agentvisor::actors::kernel::mailbox::{MailboxQuery, Message};
 use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::runtime::calls::{ChildRow, GrantView};
+use agentvisor::actors::runtime::lock::{self, Owner};
 use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
 use agentvisor::actors::store::ProcessQuery;
 use agentvisor::actors::{Pid, Status};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::Path;
 
-/// Opens a read-only view of a state directory; never recovers anything.
-pub(crate) fn open_view(state: &Path) -> anyhow::Result<Runtime> {
+/// Prints one line to stdout through [`write_out`]; `?`s its I/O error.
+macro_rules! outln {
+    () => {
+        $crate::cli::output::write_out(format_args!("\n"))?
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::output::write_out(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
+/// Prints to stdout through [`write_out`], without a newline; `?`s its I/O error.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::output::write_out(format_args!($($arg)*))?
+    };
+}
+
+/// Writes to stdout, returning the error (a broken pipe included) instead of panicking.
+pub(crate) fn write_out(args: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+    std::io::stdout().lock().write_fmt(args)
+}
+
+/// Whether an error is, at its root, a write to a closed pipe: the reader went away, which
+/// ends a command quietly and successfully.
+pub(crate) fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A read-only view of a state directory, and whether a live runtime owns it.
+pub(crate) struct View {
+    /// The read-only runtime.
+    pub(crate) rt: Runtime,
+    /// Whether a live runtime holds the directory's lock.
+    pub(crate) owner_alive: bool,
+    /// The store's epoch: the number of the last runtime that owned the directory.
+    pub(crate) epoch: u64,
+}
+
+impl View {
+    /// A row's status as a person should read it: activity under a dead owner is stale.
+    pub(crate) fn status(&self, row: &ProcessRow) -> String {
+        if self.is_stale(row) {
+            format!("{} (stale: no runtime owns it since epoch {})", row.status, self.epoch)
+        } else {
+            row.status.to_string()
+        }
+    }
+
+    /// Whether the row claims activity (`runnable`, `running`, `waiting_event`) that no
+    /// runtime is carrying out. A paused row is paused whoever owns it, and a terminal row is
+    /// final, so neither is stale.
+    pub(crate) fn is_stale(&self, row: &ProcessRow) -> bool {
+        !self.owner_alive && !row.status.is_terminal() && row.status != Status::Paused
+    }
+
+    /// A row as JSON with the view's ownership: `owner_alive`, and `stale` for a live status
+    /// no runtime acts on.
+    pub(crate) fn row_json(&self, row: &ProcessRow) -> Value {
+        let mut value = row_json(row);
+        if let Some(map) = value.as_object_mut() {
+            map.insert("owner_alive".into(), json!(self.owner_alive));
+            map.insert("stale".into(), json!(self.is_stale(row)));
+        }
+        value
+    }
+}
+
+/// Opens a read-only view of a state directory; never recovers, creates or writes anything
+/// (the owner lock is only probed, with a shared lock, and the store opened read-only).
+pub(crate) fn open_view(state: &Path) -> anyhow::Result<View> {
     let db = state.join(agentvisor::actors::runtime::DB_FILE);
     if !db.exists() {
         bail!(
@@ -20,13 +97,52 @@ pub(crate) fn open_view(state: &Path) -> anyhow::Result<Runtime> {
             state.display()
         );
     }
-    Runtime::open_read_only(state, RuntimeOptions::new())
-        .with_context(|| format!("failed to open {}", state.display()))
+    let owner =
+        lock::probe(state).with_context(|| format!("failed to read the lock of {}", state.display()))?;
+    let rt = Runtime::open_read_only(state, RuntimeOptions::new())
+        .with_context(|| format!("failed to open {}", state.display()))?;
+    let epoch = rt.epoch().0;
+    Ok(View { rt, owner_alive: owner == Owner::Alive, epoch })
 }
 
-/// Parses a pid argument.
-pub(crate) fn parse_pid(text: &str) -> anyhow::Result<Pid> {
-    text.parse::<Pid>().map_err(|e| anyhow::anyhow!("{e}"))
+/// The short form of a pid every view prints: the last 8 hex digits, taken from the random
+/// tail of the UUID v7 (its head is a timestamp, so pids made in the same millisecond share
+/// it). [`resolve_pid`] accepts it.
+pub(crate) fn short_pid(pid: Pid) -> String {
+    let text = pid.to_string();
+    text[text.len() - 8..].to_string()
+}
+
+/// Resolves a pid argument: a whole pid, or a unique prefix or suffix of one (the short form
+/// the views print is a suffix). An ambiguous or unknown one is refused, naming the matches.
+pub(crate) fn resolve_pid(rt: &Runtime, text: &str) -> anyhow::Result<Pid> {
+    if let Ok(pid) = text.parse::<Pid>() {
+        return Ok(pid);
+    }
+    let wanted = text.to_ascii_lowercase();
+    if wanted.len() < 4 || !wanted.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        bail!(
+            "{text:?} is not a pid: give a whole pid, or at least 4 of its hex digits (a prefix, or the short id the views print)"
+        );
+    }
+    let rows = rt.processes(ProcessQuery { include_terminal: true, ..ProcessQuery::default() })?;
+    let matches: Vec<Pid> = rows
+        .iter()
+        .map(|r| r.pid)
+        .filter(|pid| {
+            let full = pid.to_string();
+            full.starts_with(&wanted) || full.ends_with(&wanted)
+        })
+        .collect();
+    match matches.as_slice() {
+        [pid] => Ok(*pid),
+        [] => bail!("no process matches {text:?}"),
+        many => bail!(
+            "{text:?} matches {} processes ({}); give more digits",
+            many.len(),
+            many.iter().take(5).map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        ),
+    }
 }
 
 /// A row as JSON, with the kernel's field names.

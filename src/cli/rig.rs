@@ -35,30 +35,30 @@ struct ValidateArgs {
 
 pub(crate) async fn run(state: &Path, args: RigArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        RigCommand::Validate(args) => Ok(validate(&args)),
+        RigCommand::Validate(args) => validate(&args),
         RigCommand::Expand(args) => super::rig_expand::run(state, args).await,
         RigCommand::Status(args) => super::rig_status::run(state, args).await,
     }
 }
 
-fn validate(args: &ValidateArgs) -> ExitCode {
+fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     match load_rig(&args.spec) {
         Ok(rig) => {
             let count = rig.members.len();
             let noun = if count == 1 { "member" } else { "members" };
-            println!("rig {}: {count} {noun} valid", rig.id);
-            ExitCode::SUCCESS
+            outln!("rig {}: {count} {noun} valid", rig.id);
+            Ok(ExitCode::SUCCESS)
         }
         Err(LoadRigError::Invalid { path, report }) => {
             let count = report.problems.len();
             let noun = if count == 1 { "problem" } else { "problems" };
             eprintln!("{}: {count} {noun}", path.display());
             eprintln!("{report}");
-            ExitCode::from(2)
+            Ok(ExitCode::from(2))
         }
         Err(e) => {
             eprintln!("agentvisor: {e}");
-            ExitCode::from(1)
+            Ok(ExitCode::from(1))
         }
     }
 }

@@ -51,14 +51,14 @@ pub(crate) async fn run(state: &Path, args: ExpandArgs) -> anyhow::Result<ExitCo
     let base = Path::new(&record.spec_path).parent().map(Path::to_path_buf).unwrap_or_default();
     let all =
         RigSpec { id: record.id.clone(), members: current.into_iter().chain(members.clone()).collect() };
-    match open(state, &all, &base).await {
+    match open(state, &all, &base, Some(Path::new(&record.spec_path))).await {
         Ok(opened) => {
             // No live run owns the state directory: launch the new seats here.
             let outcomes = opened.runner.expand(&record.id, &members).await?;
             print_summary(record.id.as_str(), &outcomes, false)?;
             Ok(exit_code(&outcomes))
         }
-        Err(e) if e.to_string().contains("another agentvisor runtime owns") => {
+        Err(e) if e.downcast_ref::<super::owner::OwnedElsewhere>().is_some() => {
             for member in &members {
                 store.declare(&record.id, member)?;
             }

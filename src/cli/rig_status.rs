@@ -4,6 +4,7 @@
 //! session <id>"; nothing here says a seat was resumed, restored or snapshotted.
 
 use super::output::cell;
+use agentvisor::actors::runtime::lock::{self, Owner};
 use agentvisor::rig::RigId;
 use agentvisor::rig::store::{
     RigRecord, SEAT_STORE_FILE, SeatRecord, SeatStatus, SeatStore, SqliteSeatStore,
@@ -28,8 +29,14 @@ pub(crate) async fn run(state: &Path, args: RigStatusArgs) -> anyhow::Result<Exi
     if !path.exists() {
         bail!("no rigs at {} (start a rig first, or pass --state DIR)", state.display());
     }
-    let store = SqliteSeatStore::open(&path).with_context(|| format!("failed to open {}", path.display()))?;
+    // Read-only: a view creates no schema and switches no journal mode.
+    let store = SqliteSeatStore::open_read_only(&path)
+        .with_context(|| format!("failed to open {}", path.display()))?;
     let rigs = store.rigs()?;
+    // Seats still declared or resolved progress only while a runtime owns the directory.
+    let owner_alive = lock::probe(state)
+        .with_context(|| format!("failed to read the lock of {}", state.display()))?
+        == Owner::Alive;
     let Some(wanted) = args.rig_id else {
         let mut counted = Vec::with_capacity(rigs.len());
         for rig in rigs {
@@ -43,13 +50,18 @@ pub(crate) async fn run(state: &Path, args: RigStatusArgs) -> anyhow::Result<Exi
                     let mut value = serde_json::to_value(rig).unwrap_or_default();
                     if let Some(map) = value.as_object_mut() {
                         map.insert("seat_counts".into(), counts_json(counts));
+                        map.insert("owner_alive".into(), json!(owner_alive));
                     }
                     value
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            outln!("{}", serde_json::to_string_pretty(&out)?);
         } else {
-            print!("{}", rigs_table(&counted));
+            let pending = counted.iter().any(|(_, [declared, resolved, ..])| declared + resolved > 0);
+            if pending && !owner_alive {
+                outln!("{}", stale_note(state));
+            }
+            out!("{}", rigs_table(&counted));
         }
         return Ok(ExitCode::SUCCESS);
     };
@@ -63,11 +75,26 @@ pub(crate) async fn run(state: &Path, args: RigStatusArgs) -> anyhow::Result<Exi
     };
     let seats = store.seats(&rig.id)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&json!({ "rig": rig, "seats": seats }))?);
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "rig": rig, "seats": seats, "owner_alive": owner_alive }))?
+        );
     } else {
-        print!("{}", seats_table(&rig.id, &seats));
+        let pending = seats.iter().any(|s| matches!(s.status, SeatStatus::Declared | SeatStatus::Resolved));
+        if pending && !owner_alive {
+            outln!("{}", stale_note(state));
+        }
+        out!("{}", seats_table(&rig.id, &seats));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The line above a table whose declared or resolved seats no runtime is launching.
+fn stale_note(state: &Path) -> String {
+    format!(
+        "# stale: no live runtime owns {}; declared and resolved seats are not being launched",
+        state.display()
+    )
 }
 
 /// Seats per status, in [`SeatStatus::ALL`] order.

@@ -3,6 +3,8 @@
 //! outcomes and cost. Seats added meanwhile by `agentvisor rig expand` are picked up.
 
 use super::agent::WINDOWS_FILE;
+use super::agent::absolute;
+use super::sources::{Source, Sources, file_hash};
 use agentvisor::actors::Pid;
 use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::store::ProcessQuery;
@@ -13,7 +15,7 @@ use agentvisor::rig::RigSpec;
 use agentvisor::rig::run::{Adapters, RigHosts, RigRunner, SeatOutcome, SeatProgress};
 use agentvisor::rig::store::{SEAT_STORE_FILE, SeatStatus, SeatStore, SqliteSeatStore};
 use agentvisor::rig::{LoadRigError, load_rig};
-use anyhow::{Context, bail};
+use anyhow::Context;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -56,18 +58,25 @@ pub(crate) fn load_spec(path: &Path) -> Result<RigSpec, ExitCode> {
 
 /// Opens the runtime, the seat store and the agent hosts for `spec` on `state`; `None` (after
 /// printing why) when the runtime is owned by another process.
-pub(crate) async fn open(state: &Path, spec: &RigSpec, base: &Path) -> anyhow::Result<Opened> {
-    std::fs::create_dir_all(state).with_context(|| format!("failed to create {}", state.display()))?;
+pub(crate) async fn open(
+    state: &Path,
+    spec: &RigSpec,
+    base: &Path,
+    spec_path: Option<&Path>,
+) -> anyhow::Result<Opened> {
+    // The lock first: refused, this command creates no file in a directory another runtime owns.
+    let lock = super::owner::take(state)?;
     let chunks = SqliteChunkStore::open(state.join(WINDOWS_FILE))
         .with_context(|| format!("failed to open the window store in {}", state.display()))?;
     let telemetry = Telemetry::with_jsonl(state.join(EVENTS_FILE))?;
     let hosts = RigHosts::load(spec, base, Arc::new(chunks), &telemetry)?;
-    let rt = Runtime::open(state, hosts.register(builtin_images()))
-        .await
-        .with_context(|| format!("failed to open the state directory {}", state.display()))?;
-    if rt.is_read_only() {
-        bail!("another agentvisor runtime owns {}; stop it or pass another --state DIR", state.display());
+    let options = hosts.register(builtin_images());
+    if let Some(spec_path) = spec_path {
+        let images: Vec<String> = hosts.all().map(|h| h.image().id.to_string()).collect();
+        let source = Source::RigSpec { spec: absolute(spec_path), spec_blake3: file_hash(spec_path)? };
+        Sources::record(state, &images, &source)?;
     }
+    let rt = super::owner::open(state, lock, options).await?;
     let store: Arc<dyn SeatStore> = Arc::new(
         SqliteSeatStore::open(state.join(SEAT_STORE_FILE))
             .with_context(|| format!("failed to open the seat store in {}", state.display()))?,
@@ -84,7 +93,7 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
         Err(code) => return Ok(code),
     };
     let base = args.rig.parent().map(Path::to_path_buf).unwrap_or_default();
-    let opened = open(state, &spec, &base).await?;
+    let opened = open(state, &spec, &base, Some(&args.rig)).await?;
     let view =
         tokio::spawn(live_view(Arc::clone(&opened.rt), opened.runner.watch(), opened.telemetry.clone()));
     // The spec's absolute path, so `rig expand` finds member paths from any directory.
@@ -113,6 +122,14 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
     view.abort();
     let _ = view.await;
     print_summary(&rig.to_string(), &outcomes, args.json)?;
+    // A store that fail-stopped ended the seats' waits; say so where a person looks.
+    let failed_store = opened.rt.store().failures().and_then(|watch| watch.borrow().clone());
+    if let Some(cause) = failed_store {
+        eprintln!(
+            "agentvisor: the store stopped accepting writes ({cause}); `agentvisor recover` reopens it"
+        );
+        return Ok(ExitCode::from(1));
+    }
     let Opened { runner, rt, .. } = opened;
     drop(runner);
     if let Ok(rt) = Arc::try_unwrap(rt) {
@@ -216,14 +233,19 @@ fn subtree_turns(rt: &Runtime, pid: Pid, turns: &HashMap<String, u64>) -> u64 {
 
 pub(crate) fn print_summary(rig: &str, outcomes: &[SeatOutcome], json: bool) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"rig": rig, "seats": outcomes}))?);
+        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"rig": rig, "seats": outcomes}))?);
         return Ok(());
     }
-    println!();
-    println!("rig {rig}: {} seats", outcomes.len());
-    println!(
+    outln!();
+    outln!("rig {rig}: {} seats", outcomes.len());
+    outln!(
         "{:<16} {:<11} {:<9} {:<8} {:>9} {:>8}  origin / result",
-        "MEMBER", "RUNTIME", "SEAT", "PROCESS", "TOKENS IN", "OUT"
+        "MEMBER",
+        "RUNTIME",
+        "SEAT",
+        "PROCESS",
+        "TOKENS IN",
+        "OUT"
     );
     for o in outcomes {
         let (input, output) = o.usage.map_or((0, 0), |u| (u.input_tokens, u.output_tokens));
@@ -231,7 +253,7 @@ pub(crate) fn print_summary(rig: &str, outcomes: &[SeatOutcome], json: bool) -> 
             (Some(step), Some(error)) => format!("failed at {step}: {error}"),
             _ => format!("{}; result {}", o.origin(), o.result.clone().unwrap_or_default()),
         };
-        println!(
+        outln!(
             "{:<16} {:<11} {:<9} {:<8} {input:>9} {output:>8}  {detail}",
             o.member,
             o.runtime,
@@ -239,7 +261,7 @@ pub(crate) fn print_summary(rig: &str, outcomes: &[SeatOutcome], json: bool) -> 
             o.process_status.as_deref().unwrap_or("-"),
         );
         if let Some(token) = &o.token {
-            println!("{:<16} token {token}", "");
+            outln!("{:<16} token {token}", "");
         }
     }
     let total = outcomes
@@ -247,9 +269,6 @@ pub(crate) fn print_summary(rig: &str, outcomes: &[SeatOutcome], json: bool) -> 
         .filter_map(|o| o.usage)
         .fold(agentvisor::agent::brain::Usage::default(), |a, b| agentvisor::agent::run::add_usage(&a, &b));
     let cost = total.cost_micros.map_or("not reported".to_string(), |c| format!("{c} µ"));
-    println!(
-        "total: {} input tokens, {} output tokens, cost {cost}",
-        total.input_tokens, total.output_tokens
-    );
+    outln!("total: {} input tokens, {} output tokens, cost {cost}", total.input_tokens, total.output_tokens);
     Ok(())
 }

@@ -1,6 +1,7 @@
-//! `agentvisor tree`: the process tree from a read-only view.
+//! `agentvisor tree`: the process tree from a read-only view. A live status under a dead
+//! owner is shown stale.
 
-use super::output::{cell, forest, open_view, status_mark};
+use super::output::{View, cell, forest, open_view, short_pid, status_mark};
 use agentvisor::actors::Pid;
 use agentvisor::actors::kernel::process::ProcessRow;
 use std::collections::HashMap;
@@ -16,25 +17,26 @@ pub(crate) struct TreeArgs {
 }
 
 pub(crate) async fn run(state: &Path, args: TreeArgs) -> anyhow::Result<ExitCode> {
-    let rt = open_view(state)?;
-    let (roots, children) = forest(&rt, !args.live)?;
+    let view = open_view(state)?;
+    let (roots, children) = forest(&view.rt, !args.live)?;
     for root in &roots {
-        print_tree(root, &children, "", true, true);
+        print_tree(&view, root, &children, "", true, true)?;
     }
     if roots.is_empty() {
-        println!("(no processes)");
+        outln!("(no processes)");
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Prints `row` and its subtree with box-drawing branches.
-pub(crate) fn print_tree(
+fn print_tree(
+    view: &View,
     row: &ProcessRow,
     children: &HashMap<Pid, Vec<ProcessRow>>,
     prefix: &str,
     last: bool,
     root: bool,
-) {
+) -> std::io::Result<()> {
     let branch = if root {
         ""
     } else if last {
@@ -42,17 +44,18 @@ pub(crate) fn print_tree(
     } else {
         "├─ "
     };
-    println!(
+    outln!(
         "{prefix}{branch}{} {} {} [{}] {}",
         status_mark(row.status),
-        row.status.as_str(),
-        row.pid,
+        view.status(row),
+        short_pid(row.pid),
         row.image,
         cell(&row.goal, 50)
     );
     let kids = children.get(&row.pid).map(Vec::as_slice).unwrap_or(&[]);
     let next = if root { String::new() } else { format!("{prefix}{}", if last { "   " } else { "│  " }) };
     for (i, kid) in kids.iter().enumerate() {
-        print_tree(kid, children, &next, i + 1 == kids.len(), false);
+        print_tree(view, kid, children, &next, i + 1 == kids.len(), false)?;
     }
+    Ok(())
 }

@@ -51,6 +51,11 @@ pub struct SpawnArgs {
     /// parent's context) or for an object it inherits is refused (`flow_denied`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clearance: Option<Vec<String>>,
+    /// An idempotency key, unique per parent: a second launch with the same key launches
+    /// nothing and returns the first launch's result (the same pid), even after a crash and
+    /// restart. Give one to every launch a restarted program might issue again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_key: Option<String>,
 }
 
 /// One capability to delegate (also the shape of a root's host-made grants).
@@ -234,6 +239,7 @@ impl SpawnArgs {
             inherit_paths,
             resource_budget: self.resource_budget,
             clearance: self.clearance.map(|labels| labels.into_iter().collect()),
+            launch_key: self.launch_key,
         })
     }
 }

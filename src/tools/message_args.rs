@@ -56,6 +56,10 @@ pub struct SendArgs {
     /// `normal` (default) or `interrupt`.
     #[serde(default)]
     pub kind: KindArg,
+    /// An idempotency key, unique per sender: a second send with the same key delivers
+    /// nothing and returns the first send's result, even after a crash and restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_key: Option<String>,
 }
 
 /// The filters and acknowledgement options shared by read and receive.
@@ -190,7 +194,7 @@ fn query(
 impl SendArgs {
     /// The typed call.
     pub fn into_call(self) -> Result<Call, ToolError> {
-        Ok(Call::Send(SendRequest {
+        let request = SendRequest {
             to: self.to.parse::<Pid>().map_err(|e| invalid("to", e))?,
             body: self.body,
             payload: self.payload,
@@ -198,7 +202,11 @@ impl SendArgs {
             correlation_id: self.correlation_id,
             reply_to: self.reply_to.as_deref().map(|r| message_id("reply_to", r)).transpose()?,
             kind: self.kind.into(),
-        }))
+        };
+        Ok(match self.message_key {
+            Some(message_key) => Call::SendKeyed { message_key, request: Box::new(request) },
+            None => Call::Send(request),
+        })
     }
 }
 

@@ -48,6 +48,10 @@ pub struct LaunchRequest {
     pub resource_budget: Option<Budget>,
     /// A data-flow clearance for the child, no wider than the parent's; omitted, the parent's.
     pub clearance: Option<std::collections::BTreeSet<String>>,
+    /// An idempotency key, unique per parent: a second launch with the same key launches
+    /// nothing and answers the first launch's result (durably, so across a crash too).
+    #[serde(default)]
+    pub launch_key: Option<String>,
 }
 
 /// What the kernel knows of an image.

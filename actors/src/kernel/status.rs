@@ -129,16 +129,24 @@ pub enum PauseReason {
     Shutdown,
     /// The host set a resume gate on it.
     HostGate,
+    /// Its image is not registered in the runtime that would run it, so its program cannot
+    /// start. Nothing was lost: reopen the state directory with the image and resume it.
+    ImageUnavailable {
+        /// The image it needs.
+        image: String,
+    },
 }
 
 impl PauseReason {
-    /// The reason as a lowercase word: `signal`, `stale_execution`, `shutdown` or `host_gate`.
+    /// The reason as a lowercase word: `signal`, `stale_execution`, `shutdown`, `host_gate`
+    /// or `image_unavailable`.
     pub fn kind(&self) -> &'static str {
         match self {
             PauseReason::Signal { .. } => "signal",
             PauseReason::StaleExecution { .. } => "stale_execution",
             PauseReason::Shutdown => "shutdown",
             PauseReason::HostGate => "host_gate",
+            PauseReason::ImageUnavailable { .. } => "image_unavailable",
         }
     }
 }

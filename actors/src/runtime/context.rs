@@ -222,6 +222,23 @@ impl ProcessContext {
         }
     }
 
+    /// `send_process_message` with an idempotency key: if this process already sent with
+    /// `message_key` (in this execution or an earlier one), nothing is sent and the first
+    /// send's answer is returned. A restarted program that sends again cannot duplicate.
+    pub async fn send_message_keyed(
+        &self,
+        request: SendRequest,
+        message_key: impl Into<String>,
+    ) -> Result<SentMessage, ToolError> {
+        match self
+            .call(Call::SendKeyed { message_key: message_key.into(), request: Box::new(request) })
+            .await?
+        {
+            CallOk::Sent(s) => Ok(s),
+            other => Err(unexpected(other)),
+        }
+    }
+
     /// `read_process_messages`.
     pub async fn read_messages(&self, query: MailboxQuery, ack: bool) -> Result<MessagesRead, ToolError> {
         match self.call(Call::Read { query, ack }).await? {
@@ -256,7 +273,7 @@ impl ProcessContext {
 
 /// Sends a call to a process actor and waits for its answer.
 pub(crate) async fn call_actor(actor: &ActorRef<ProcessMsg>, pid: Pid, call: Call) -> CallReply {
-    match actor.call(|port| ProcessMsg::Call(call, Reply::new(port)), None).await {
+    match actor.call(|port| ProcessMsg::Call(Box::new(call), Reply::new(port)), None).await {
         Ok(CallResult::Success(reply)) => reply,
         _ => CallReply { result: Err(ToolError::process_ended(pid)), notices: Vec::new() },
     }

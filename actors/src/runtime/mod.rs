@@ -9,9 +9,11 @@ mod actor;
 pub mod calls;
 mod context;
 pub mod ids;
+mod keys;
 pub mod lock;
 pub mod mailbox;
 mod memory;
+mod options;
 pub mod program;
 mod recovery;
 mod shared;
@@ -21,11 +23,11 @@ pub mod telemetry;
 pub use actor::ProcessMsg;
 pub use calls::suspended;
 pub use context::{BatchItem, ProcessContext};
+pub use options::{RootSpec, RuntimeOptions};
 pub use recovery::RecoveryReport;
 
-use crate::kernel::budget::Budget;
-use crate::kernel::capability::{self, CapabilityRequest, Grant};
-use crate::kernel::ids::{Epoch, GrantId, IdSource, ImageId, Oid, Pid};
+use crate::kernel::capability::{self, Grant};
+use crate::kernel::ids::{Epoch, GrantId, IdSource, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery};
 use crate::kernel::objects::{ObjectMeta, ObjectSpace, RootViewRequest};
 use crate::kernel::path;
@@ -37,7 +39,7 @@ use actor::{ProcessActor, ProcessArgs};
 use calls::{Call, CallOk, CallReply, MemoryReport, SendRequest, SentMessage, SignalResult, ToolError};
 use lock::{DirLock, LockAttempt};
 use memory::Memory;
-use program::{Image, ImageRegistry};
+use program::ImageRegistry;
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef};
 use shared::Shared;
@@ -49,58 +51,6 @@ use tokio::sync::broadcast;
 
 /// The database file inside a state directory.
 pub const DB_FILE: &str = "agentvisor.db";
-
-/// What a runtime is opened with.
-#[derive(Clone, Debug, Default)]
-pub struct RuntimeOptions {
-    /// The images processes may run. Fixed for the runtime's life, so recovery can restart
-    /// any process it finds.
-    pub images: ImageRegistry,
-    /// Resume, on open, the processes a clean shutdown paused (`pause_reason: shutdown`).
-    /// Their programs restart from their last checkpoint with the generation claimed, so work
-    /// since that checkpoint may run again: enable it only for programs that checkpoint before
-    /// effects. Default off: they stay paused until resumed. Stale executions (a crash) are
-    /// never resumed automatically.
-    pub resume_after_shutdown: bool,
-}
-
-impl RuntimeOptions {
-    /// Options with no images.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds an image.
-    pub fn image(mut self, image: Image) -> Self {
-        self.images.register(image);
-        self
-    }
-
-    /// Sets [`Self::resume_after_shutdown`].
-    pub fn resume_after_shutdown(mut self, yes: bool) -> Self {
-        self.resume_after_shutdown = yes;
-        self
-    }
-}
-
-/// What the host gives a root process.
-#[derive(Clone, Debug)]
-pub struct RootSpec {
-    /// Its goal.
-    pub goal: String,
-    /// Its image.
-    pub image: ImageId,
-    /// Its absolute working directory.
-    pub cwd: String,
-    /// Grants made by the host (the root of all authority).
-    pub capabilities: Vec<CapabilityRequest>,
-    /// Its budget; `Budget::UNLIMITED` for none.
-    pub budget: Budget,
-    /// Its data-flow clearance; `None` clears it for every label.
-    pub clearance: Option<std::collections::BTreeSet<String>>,
-    /// Labels the host puts on its goal (its starting context).
-    pub goal_labels: std::collections::BTreeSet<String>,
-}
 
 /// Why a host call failed.
 #[derive(Debug, thiserror::Error)]
@@ -171,6 +121,22 @@ impl Runtime {
         }
     }
 
+    /// Opens `dir` as its owner with a lock the caller already took ([`lock::try_lock`]), so
+    /// that a command can refuse before creating any file when another runtime owns the
+    /// directory, and create its own files only once it owns it.
+    pub async fn open_owned(
+        dir: impl AsRef<Path>,
+        lock: DirLock,
+        options: RuntimeOptions,
+    ) -> Result<Runtime, RuntimeError> {
+        let dir = dir.as_ref().to_path_buf();
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.join(DB_FILE))?);
+        let mut rt = Self::start(store, options).await?;
+        rt.state_dir = Some(dir);
+        rt._lock = Some(lock);
+        Ok(rt)
+    }
+
     /// Opens only a read-only view of `dir`, whether or not a runtime owns it.
     pub fn open_read_only(dir: impl AsRef<Path>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
         let dir = dir.as_ref().to_path_buf();
@@ -197,7 +163,9 @@ impl Runtime {
             .map(|r| r.pid)
             .collect();
         let message_seq = store.message_seq_max()?;
-        let shared = Arc::new(Shared::new(store, memory, options.images, epoch, message_seq));
+        let mut shared = Shared::new(store, memory, options.images, epoch, message_seq);
+        shared.hold = options.hold;
+        let shared = Arc::new(shared);
         let (supervisor, _) = Actor::spawn(None, RootSupervisor { shared: shared.clone() }, ())
             .await
             .map_err(|e| RuntimeError::Actor(e.to_string()))?;
@@ -249,6 +217,19 @@ impl Runtime {
                 .map_err(|e| RuntimeError::Actor(e.to_string()))?;
         let _ = supervisor.cast(SupervisorMsg::RootStarted(actor_ref.get_id(), pid));
         Ok(())
+    }
+
+    /// Releases a runtime opened with [`RuntimeOptions::hold`]: every recovered process not
+    /// yet started enters the execution its row calls for (a `runnable` row starts, a saved
+    /// wait is re-armed), as it would have at open. Processes the host already signalled are
+    /// unaffected. Does nothing on a runtime opened without hold.
+    pub fn release_hold(&self) {
+        if !self.shared.hold {
+            return;
+        }
+        for entry in self.shared.registry.iter() {
+            let _ = entry.value().cast(ProcessMsg::Release);
+        }
     }
 
     /// Whether this is a read-only view.
@@ -371,7 +352,20 @@ impl Runtime {
         if self.is_read_only() {
             return Err(ToolError::new("read_only", "this is a read-only view of the state directory"));
         }
-        actor::deliver(&self.shared, Sender::Host, None, request).await
+        actor::deliver(&self.shared, Sender::Host, None, request, None).await
+    }
+
+    /// Sends a message from the host with an idempotency key: a second send with the same
+    /// `message_key` from the host delivers nothing and answers the first send's result.
+    pub async fn send_message_keyed(
+        &self,
+        request: SendRequest,
+        message_key: impl Into<String>,
+    ) -> Result<SentMessage, ToolError> {
+        if self.is_read_only() {
+            return Err(ToolError::new("read_only", "this is a read-only view of the state directory"));
+        }
+        actor::deliver(&self.shared, Sender::Host, None, request, Some(message_key.into())).await
     }
 
     /// Reads any mailbox without acknowledging anything.
@@ -496,12 +490,19 @@ impl Runtime {
         self.shared.telemetry.subscribe()
     }
 
-    /// Waits until `pid` is terminal and returns its final row.
+    /// Waits until `pid` is terminal and returns its final row, or the store's failure if it
+    /// fail-stops meanwhile (nothing can end after that).
     ///
     /// Cancel safety: dropping the future changes nothing.
     pub async fn wait_terminal(&self, pid: Pid) -> Result<ProcessRow, RuntimeError> {
         let mut events = self.subscribe();
+        // A store that fail-stops can commit nothing more: no end will ever be reported, so
+        // the wait ends with the failure instead of hanging.
+        let mut failures = self.shared.store.failures();
         loop {
+            if let Some(cause) = failures.as_ref().and_then(|f| f.borrow().clone()) {
+                return Err(RuntimeError::Store(StoreError::FailStopped { cause }));
+            }
             match self.shared.store.process(pid)? {
                 None => return Err(RuntimeError::UnknownProcess(pid)),
                 Some(row) if row.status.is_terminal() => return Ok(row),
@@ -511,7 +512,19 @@ impl Runtime {
                 return Err(RuntimeError::ReadOnly);
             }
             loop {
-                match events.recv().await {
+                let event = match failures.as_mut() {
+                    Some(watch) => tokio::select! {
+                        event = events.recv() => event,
+                        changed = watch.changed() => {
+                            if changed.is_err() {
+                                failures = None;
+                            }
+                            break;
+                        }
+                    },
+                    None => events.recv().await,
+                };
+                match event {
                     Ok(KernelEvent::ProcessTransition { pid: p, to, .. }) if p == pid && to.is_terminal() => {
                         break;
                     }

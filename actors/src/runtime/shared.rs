@@ -25,6 +25,8 @@ pub(crate) struct Shared {
     pub(crate) epoch: Epoch,
     /// The last message sequence number issued; continues after the store's highest.
     pub(crate) message_seq: AtomicU64,
+    /// Recovered actors do not start or re-arm anything (`RuntimeOptions::hold`).
+    pub(crate) hold: bool,
 }
 
 impl Shared {
@@ -45,6 +47,7 @@ impl Shared {
             telemetry: Telemetry::default(),
             epoch,
             message_seq: AtomicU64::new(message_seq_max),
+            hold: false,
         }
     }
 

@@ -1,6 +1,6 @@
 //! An in-memory store with the same semantics as the SQLite store, minus the disk.
 
-use super::{Change, CommitReceipt, CommitTicket, Envelope, ProcessQuery, Store, StoreError};
+use super::{CallKey, Change, CommitReceipt, CommitTicket, Envelope, ProcessQuery, Store, StoreError};
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
@@ -28,6 +28,8 @@ struct State {
     message_index: HashMap<MessageId, (Pid, u64)>,
     /// Unacknowledged messages per mailbox, kept with every change so a count is O(1).
     unread: HashMap<Pid, u64>,
+    /// The answers of keyed calls, written once.
+    keyed: HashMap<CallKey, serde_json::Value>,
     failed: Option<String>,
     inject: Option<String>,
 }
@@ -130,6 +132,9 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
             Change::PutCheckpoint { pid, envelope } => {
                 state.checkpoints.insert(pid, envelope);
             }
+            Change::PutKeyed { key, answer } => {
+                state.keyed.entry(key).or_insert(answer);
+            }
             Change::PutMessage(message) => {
                 if state.message_index.contains_key(&message.message_id) {
                     continue; // written once; validation refused a different message
@@ -224,6 +229,10 @@ impl Store for MemoryStore {
 
     fn payload_oids(&self) -> Result<BTreeSet<Oid>, StoreError> {
         Ok(self.state.lock().payloads.keys().copied().collect())
+    }
+
+    fn keyed(&self, key: &CallKey) -> Result<Option<serde_json::Value>, StoreError> {
+        Ok(self.state.lock().keyed.get(key).cloned())
     }
 
     fn checkpoint(&self, pid: Pid) -> Result<Option<Envelope>, StoreError> {

@@ -29,7 +29,7 @@ use std::task::{Context, Poll};
 
 /// The schema version this build writes and understands; older files are migrated to it on
 /// open (the version log is in `docs/storage-format.md`).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// One durable change. A change set (`Vec<Change>`) commits atomically or not at all.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +70,15 @@ pub enum Change {
         /// The messages.
         ids: Vec<MessageId>,
     },
+    /// Records the answer of a keyed call (a launch with a `launch_key`, a send with a
+    /// `message_key`), in the same change set as the call's own effect. Written once: a key
+    /// already stored keeps its first answer.
+    PutKeyed {
+        /// The caller, kind and key.
+        key: CallKey,
+        /// The first call's answer, as JSON.
+        answer: serde_json::Value,
+    },
     /// Stores a process's program checkpoint (replacing the previous one).
     PutCheckpoint {
         /// The process.
@@ -77,6 +86,51 @@ pub enum Change {
         /// The checkpoint, already enveloped.
         envelope: Envelope,
     },
+}
+
+/// Which keyed call an idempotency key names: unique per caller and kind.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallKey {
+    /// The caller: a pid's text, or `host`.
+    pub caller: String,
+    /// `launch` or `message`.
+    pub kind: KeyKind,
+    /// The key the caller chose.
+    pub key: String,
+}
+
+/// The calls that take an idempotency key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyKind {
+    /// `spawn_child_process` / `fork_child_process` with a `launch_key`.
+    Launch,
+    /// `send_process_message` with a `message_key`.
+    Message,
+}
+
+impl KeyKind {
+    /// The lowercase word stored in the `call_keys` table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyKind::Launch => "launch",
+            KeyKind::Message => "message",
+        }
+    }
+}
+
+/// Why the store stopped, for [`Store::failures`] watchers; `None` while it accepts writes.
+pub type FailureWatch = tokio::sync::watch::Receiver<Option<String>>;
+
+/// A fault a test makes a store play after a number of commits; see
+/// [`Store::inject_fault_after`].
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InjectedFault {
+    /// The next group fails as a failed COMMIT would: the store fail-stops.
+    Fail,
+    /// The writer stops taking groups, forever, as if the machine had frozen: every later
+    /// commit waits. For crash tests that kill the process at a known commit.
+    Freeze,
 }
 
 /// What a commit did beyond applying its changes.
@@ -109,6 +163,15 @@ pub enum StoreError {
         path: String,
         /// What happened.
         message: String,
+    },
+    /// The file exists but has no tables yet: its owner is creating it (a view racing an
+    /// owner's first milliseconds), or it is an empty file.
+    #[error(
+        "the store at {path} is being created (it has no tables yet); try again once its runtime has started"
+    )]
+    BeingCreated {
+        /// The path.
+        path: String,
     },
     /// The file was written by a newer build.
     #[error("the store has schema version {found}; this build understands up to {supported}")]
@@ -238,6 +301,28 @@ pub trait Store: Send + Sync + 'static {
 
     /// Whether the store refuses writes (read-only view, or fail-stopped).
     fn is_writable(&self) -> bool;
+
+    /// The answer recorded for a keyed call, if that key was used before.
+    fn keyed(&self, key: &CallKey) -> Result<Option<serde_json::Value>, StoreError>;
+
+    /// A watch that turns `Some(cause)` when the store fail-stops, so that a waiter on work
+    /// that can no longer commit ends instead of hanging. `None` for a store that never
+    /// fail-stops on its own.
+    fn failures(&self) -> Option<FailureWatch> {
+        None
+    }
+
+    /// After `commits` more successful commits, plays `fault`; the receiver fires when it
+    /// does. For tests of what a command does on a failed or frozen store.
+    #[doc(hidden)]
+    fn inject_fault_after(
+        &self,
+        commits: u64,
+        fault: InjectedFault,
+    ) -> Option<tokio::sync::oneshot::Receiver<()>> {
+        let _ = (commits, fault);
+        None
+    }
 
     /// Makes the next group commit fail as a failed write would, fail-stopping the store.
     /// For tests of fail-stop behaviour through the runtime.

@@ -120,4 +120,13 @@ impl Store for Interposed {
     fn inject_write_failure(&self) {
         self.inner.inject_write_failure()
     }
+    fn keyed(
+        &self,
+        key: &agentvisor_actors::store::CallKey,
+    ) -> Result<Option<serde_json::Value>, StoreError> {
+        self.inner.keyed(key)
+    }
+    fn failures(&self) -> Option<agentvisor_actors::store::FailureWatch> {
+        self.inner.failures()
+    }
 }

@@ -171,3 +171,18 @@ pub(crate) fn drain(events: &mut broadcast::Receiver<KernelEvent>) -> Vec<Kernel
         }
     }
 }
+
+/// Rewrites `pid`'s row in the closed state directory `dir` as a crash between its launch and
+/// its start leaves it: `runnable`, never started (one generation later). No runtime may own
+/// `dir` meanwhile.
+pub(crate) async fn leave_never_started(dir: &std::path::Path, pid: Pid) {
+    use agentvisor_actors::store::{Change, SqliteStore, Store};
+    let store = SqliteStore::open(&dir.join(agentvisor_actors::runtime::DB_FILE)).expect("store");
+    let mut left = store.process(pid).expect("read").expect("row");
+    left.status = Status::Runnable;
+    left.pause_reason = None;
+    left.started = false;
+    left.epoch = None;
+    left.state_generation += 1;
+    store.submit(vec![Change::PutProcess(left)]).await.expect("write the row");
+}

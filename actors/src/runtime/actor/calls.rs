@@ -7,6 +7,7 @@ use crate::kernel::ids::Pid;
 use crate::kernel::launch::{self, LaunchRequest, Parent};
 use crate::kernel::objects::{ForkMode, ForkViewRequest, RootSelection, SpawnViewRequest};
 use crate::kernel::process::{Event, ProcessRow};
+use crate::kernel::status::Sender;
 use crate::kernel::status::{FailureKind, Status, WaitState};
 use crate::limits;
 use crate::runtime::calls::{
@@ -14,7 +15,9 @@ use crate::runtime::calls::{
     WaitResult,
 };
 use crate::runtime::ids::UuidV7Ids;
+use crate::runtime::keys;
 use crate::runtime::telemetry::KernelEvent;
+use crate::store::KeyKind;
 use crate::store::{Change, Envelope, ProcessQuery, StoreError};
 use ractor::ActorRef;
 
@@ -70,7 +73,10 @@ impl ProcessActor {
             Call::DelegateObject { target, to, rights } => {
                 self.delegate_object(state, target, to, rights).await
             }
-            Call::Send(request) => self.send_message(state, request).await,
+            Call::Send(request) => self.send_message(state, request, None).await,
+            Call::SendKeyed { message_key, request } => {
+                self.send_message(state, *request, Some(message_key)).await
+            }
             Call::Read { query, ack } => self.read_messages(state, query, ack).await,
             Call::Receive { query, ack, block } => {
                 if let Some((result, reply)) = self.receive_messages(state, query, ack, block, reply).await {
@@ -167,6 +173,16 @@ impl ProcessActor {
         request: LaunchRequest,
         fork: Option<(ForkMode, RootSelection)>,
     ) -> Result<CallOk, ToolError> {
+        let key = match request.launch_key.clone() {
+            Some(key) => {
+                let key = keys::call_key(Sender::Process(state.pid()), KeyKind::Launch, key, "launch_key")?;
+                if let Some(first) = keys::answered::<Launched>(self.shared.store.as_ref(), &key)? {
+                    return Ok(CallOk::Spawned(first));
+                }
+                Some(key)
+            }
+            None => None,
+        };
         let elapsed_ms = state.wall_before_ms
             + state.started_at.map_or(0, |s| u64::try_from(s.elapsed().as_millis()).unwrap_or(u64::MAX));
         let me = state.pid();
@@ -201,9 +217,14 @@ impl ProcessActor {
             stage.push(Change::PutProcess(plan.child.clone()));
             stage.extend(plan.grants.iter().cloned().map(Change::PutGrant));
             stage.push(Change::PutProcess(parent_row.clone()));
-            Ok::<_, ToolError>((plan.child, plan.grants, view, parent_row))
+            let launched =
+                launched_of(&plan.child, &plan.grants, &view, fork.as_ref().map(|(mode, _)| *mode));
+            if let Some(key) = key {
+                stage.push(keys::record(key, &launched)?);
+            }
+            Ok::<_, ToolError>((plan.child, plan.grants, launched, parent_row))
         });
-        let ((child, grants, view, parent_row), ticket) = match staged {
+        let ((child, grants, launched, parent_row), ticket) = match staged {
             Ok((planned, Some(ticket))) => (planned, ticket),
             Ok((_, None)) => return Err(ToolError::new("internal", "a launch staged no changes")),
             Err(denied) => {
@@ -234,24 +255,6 @@ impl ProcessActor {
         }
         state.row = parent_row;
         state.children_total += 1;
-        let launched = Launched {
-            pid: child.pid,
-            status: child.status,
-            image: child.image.clone(),
-            cwd: child.cwd.clone(),
-            depth: child.depth,
-            state_generation: child.state_generation,
-            resource_budget: child.account.limit,
-            capabilities: grants.iter().map(GrantView::from).collect(),
-            view: LaunchView {
-                goal_oid: Some(view.goal),
-                roots: view.roots,
-                mode: fork.map(|(mode, _)| mode),
-                skills: view.skills.into_iter().map(|s| s.name).collect(),
-                dropped_skills: view.dropped_skills,
-                released_roots: view.released_roots,
-            },
-        };
         self.shared.telemetry.publish(KernelEvent::ProcessLaunched {
             pid: child.pid,
             parent: child.parent,
@@ -349,6 +352,34 @@ impl ProcessActor {
             self.shared.store.submit(changes).await.map_err(|e| ToolError::store(&e))?;
         }
         Ok(done(state))
+    }
+}
+
+/// A launch's answer, built before its commit so that a keyed launch records it in the same
+/// change set.
+fn launched_of(
+    child: &ProcessRow,
+    grants: &[crate::kernel::capability::Grant],
+    view: &crate::kernel::objects::ViewPlan,
+    mode: Option<ForkMode>,
+) -> Launched {
+    Launched {
+        pid: child.pid,
+        status: child.status,
+        image: child.image.clone(),
+        cwd: child.cwd.clone(),
+        depth: child.depth,
+        state_generation: child.state_generation,
+        resource_budget: child.account.limit,
+        capabilities: grants.iter().map(GrantView::from).collect(),
+        view: LaunchView {
+            goal_oid: Some(view.goal),
+            roots: view.roots.clone(),
+            mode,
+            skills: view.skills.iter().map(|s| s.name.clone()).collect(),
+            dropped_skills: view.dropped_skills.clone(),
+            released_roots: view.released_roots.clone(),
+        },
     }
 }
 

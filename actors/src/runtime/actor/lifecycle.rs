@@ -103,6 +103,24 @@ impl ProcessActor {
 
     /// Brings a process whose actor just started into the execution its row calls for.
     pub(crate) async fn enter(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
+        if self.shared.hold && state.recovering {
+            // Held: nothing starts until the host signals this process or releases the hold.
+            state.held_entry = true;
+            return;
+        }
+        self.enter_now(myself, state).await;
+    }
+
+    /// Enters a held process when the host releases the hold, unless a signal already gave it
+    /// an execution.
+    pub(crate) async fn release(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
+        if !std::mem::take(&mut state.held_entry) || state.run.is_some() || state.ending.is_some() {
+            return;
+        }
+        self.enter_now(myself, state).await;
+    }
+
+    async fn enter_now(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
         match state.row.status {
             Status::Runnable => self.start_fresh(myself, state).await,
             Status::WaitingEvent => self.rearm_wait(myself, state).await,
@@ -113,12 +131,27 @@ impl ProcessActor {
     }
 
     pub(crate) async fn start_fresh(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
+        if !self.shared.images.contains(&state.row.image) {
+            return self.pause_for_image(state).await;
+        }
         let epoch = self.shared.epoch;
         if let Err(e) = self.transition(state, Event::Start { epoch }, Vec::new()).await {
             tracing::error!(pid = %state.pid(), error = %e, "failed to start a process");
             return;
         }
         self.launch_program(myself, state, StartKind::Fresh).await;
+    }
+
+    /// The process's image is not registered here: pause it (`image_unavailable`) instead of
+    /// failing it. Its row, wait and checkpoint are kept; a runtime opened with the image
+    /// resumes it.
+    pub(crate) async fn pause_for_image(&self, state: &mut ProcessState) {
+        let image = state.row.image.0.clone();
+        tracing::warn!(pid = %state.pid(), %image, "the process's image is not registered; pausing it");
+        let event = Event::Pause(PauseReason::ImageUnavailable { image });
+        if let Err(e) = self.transition(state, event, Vec::new()).await {
+            tracing::error!(pid = %state.pid(), error = %e, "failed to pause a process whose image is missing");
+        }
     }
 
     /// A durable child wait with no live execution behind it (after a reopen): completes it
@@ -152,9 +185,14 @@ impl ProcessActor {
         child: &crate::kernel::process::ProcessRow,
     ) {
         let restart = state.run.is_none();
+        let was_paused = state.row.status == Status::Paused;
+        if restart && !was_paused && !self.shared.images.contains(&state.row.image) {
+            // No program could take the answer: keep the wait (pausing keeps it), so a
+            // runtime that has the image completes it on resume.
+            return self.pause_for_image(state).await;
+        }
         let pending = state.pending_wait.take().map(|(_, reply)| reply);
         let event = Event::WaitSatisfied { epoch: self.shared.epoch, claim: restart };
-        let was_paused = state.row.status == Status::Paused;
         let me = state.pid();
         let staged = self
             .transition_staged(state, |stage| {
@@ -204,10 +242,10 @@ impl ProcessActor {
             }
         };
         let start = ProgramStart { goal: state.row.goal.clone(), kind, checkpoint };
-        let program = match self.shared.images.get(&state.row.image) {
-            None => Err(format!("image {:?} is not registered in this runtime", state.row.image.0)),
-            Some(image) => (image.factory)(&start).map_err(|e| e.0),
+        let Some(image) = self.shared.images.get(&state.row.image) else {
+            return self.pause_for_image(state).await;
         };
+        let program = (image.factory)(&start).map_err(|e| e.0);
         let program = match program {
             Ok(p) => p,
             Err(message) => {

@@ -28,7 +28,19 @@ pub(crate) async fn deliver(
     sender: Sender,
     sender_parent: Option<Pid>,
     request: SendRequest,
+    message_key: Option<String>,
 ) -> Result<SentMessage, ToolError> {
+    let key = match message_key {
+        Some(key) => {
+            let key =
+                crate::runtime::keys::call_key(sender, crate::store::KeyKind::Message, key, "message_key")?;
+            if let Some(first) = crate::runtime::keys::answered::<SentMessage>(shared.store.as_ref(), &key)? {
+                return Ok(first);
+            }
+            Some(key)
+        }
+        None => None,
+    };
     mailbox::check_message(
         &request.body,
         request.payload.as_ref(),
@@ -86,13 +98,6 @@ pub(crate) async fn deliver(
         labels,
         acked: false,
     };
-    shared.store.submit(vec![Change::PutMessage(message.clone())]).await.map_err(|e| ToolError::store(&e))?;
-    shared.telemetry.publish(KernelEvent::MessageSent {
-        message_id: message.message_id,
-        from: sender,
-        to: message.recipient,
-        kind: message.kind,
-    });
     let sent = SentMessage {
         message_id: message.message_id,
         to: message.recipient,
@@ -102,6 +107,17 @@ pub(crate) async fn deliver(
         reply_to: message.reply_to,
         seq: message.seq,
     };
+    let mut changes = vec![Change::PutMessage(message.clone())];
+    if let Some(key) = key {
+        changes.push(crate::runtime::keys::record(key, &sent)?);
+    }
+    shared.store.submit(changes).await.map_err(|e| ToolError::store(&e))?;
+    shared.telemetry.publish(KernelEvent::MessageSent {
+        message_id: message.message_id,
+        from: sender,
+        to: message.recipient,
+        kind: message.kind,
+    });
     if let Some(actor) = shared.registry.get(&message.recipient) {
         let _ = actor.cast(ProcessMsg::MessageArrived(Box::new(message)));
     }
@@ -174,8 +190,11 @@ impl ProcessActor {
         &self,
         state: &ProcessState,
         request: SendRequest,
+        message_key: Option<String>,
     ) -> Result<CallOk, ToolError> {
-        deliver(&self.shared, Sender::Process(state.pid()), state.row.parent, request).await.map(CallOk::Sent)
+        deliver(&self.shared, Sender::Process(state.pid()), state.row.parent, request, message_key)
+            .await
+            .map(CallOk::Sent)
     }
 
     /// `read_process_messages`: a snapshot, never blocking.
@@ -291,8 +310,13 @@ impl ProcessActor {
         spec: ReceiveSpec,
     ) {
         let restart = state.run.is_none();
-        let pending = state.pending_wait.take().map(|(_, reply)| reply);
         let was_paused = state.row.status == Status::Paused;
+        if restart && !was_paused && !self.shared.images.contains(&state.row.image) {
+            // No program could take the messages: keep the receive (and leave them unread)
+            // so a runtime that has the image completes it on resume.
+            return self.pause_for_image(state).await;
+        }
+        let pending = state.pending_wait.take().map(|(_, reply)| reply);
         let event = Event::WaitSatisfied { epoch: self.shared.epoch, claim: restart };
         let result = self.received(state, &spec.query, spec.ack, Some(event), true).await;
         let result = match result {

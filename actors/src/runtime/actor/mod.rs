@@ -52,8 +52,9 @@ impl Reply {
 
 /// Messages a process actor handles: one closed enum for its one loop.
 pub enum ProcessMsg {
-    /// A tool call from this process's program (or from the host acting as it).
-    Call(Call, Reply),
+    /// A tool call from this process's program (or from the host acting as it). Boxed: a
+    /// launch request is large, and every message of the mailbox is as large as the largest.
+    Call(Box<Call>, Reply),
     /// The program task finished.
     ProgramEnded {
         /// Which execution.
@@ -92,6 +93,10 @@ pub enum ProcessMsg {
     GrantsRevoked(Vec<crate::kernel::ids::GrantId>),
     /// A message was committed into this process's mailbox.
     MessageArrived(Box<Message>),
+    /// The host releases a runtime opened held (`RuntimeOptions::hold`): a recovered process
+    /// enters the execution its row calls for (a start, a re-armed wait), as it would have at
+    /// open.
+    Release,
 }
 
 /// Startup arguments.
@@ -157,6 +162,8 @@ pub(crate) struct ProcessState {
     pub(crate) children_total: usize,
     pub(crate) child_actors: HashMap<ActorId, Pid>,
     pub(crate) recovering: bool,
+    /// Recovered under `hold` and not yet entered: [`ProcessMsg::Release`] enters it.
+    pub(crate) held_entry: bool,
 }
 
 impl ProcessState {
@@ -211,6 +218,7 @@ impl Actor for ProcessActor {
             children_total,
             child_actors: HashMap::new(),
             recovering: args.recovering,
+            held_entry: false,
         };
         if state.recovering {
             self.reload_notices(&mut state);
@@ -254,7 +262,7 @@ impl Actor for ProcessActor {
         // Each arm's future is boxed: an idle actor's task then holds a pointer, not the
         // largest of every handler's state machine (measured: tens of KiB per process).
         match message {
-            ProcessMsg::Call(call, reply) => Box::pin(self.on_call(&myself, state, call, reply)).await,
+            ProcessMsg::Call(call, reply) => Box::pin(self.on_call(&myself, state, *call, reply)).await,
             ProcessMsg::ProgramEnded { run, result } => {
                 Box::pin(self.on_program_ended(&myself, state, run, result)).await
             }
@@ -281,6 +289,7 @@ impl Actor for ProcessActor {
                     grant.live = false;
                 }
             }
+            ProcessMsg::Release => Box::pin(self.release(&myself, state)).await,
             ProcessMsg::Shutdown(reply) => {
                 Box::pin(self.on_shutdown(&myself, state)).await;
                 let _ = reply.send(());

@@ -70,6 +70,16 @@ impl ProcessActor {
     /// generation claimed, so a crash during that restart fails it closed.
     async fn resume(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) -> Result<(), ToolError> {
         let restart = state.run.is_none();
+        if restart && state.row.status == Status::Paused && !self.shared.images.contains(&state.row.image) {
+            return Err(ToolError::new(
+                "image_unavailable",
+                format!(
+                    "{} runs image {:?}, which this runtime does not have; open the state directory with it (agentvisor recover reopens it with the recorded images) and resume again",
+                    state.pid(),
+                    state.row.image.0
+                ),
+            ));
+        }
         let event = Event::Resume { epoch: self.shared.epoch, claim: restart };
         self.transition(state, event, Vec::new()).await?;
         match state.row.status {
@@ -96,7 +106,7 @@ impl ProcessActor {
                         let _ = reply.send(Ok(result));
                     }
                     for (call, reply) in state.held.drain(..) {
-                        let _ = myself.cast(ProcessMsg::Call(call, reply));
+                        let _ = myself.cast(ProcessMsg::Call(Box::new(call), reply));
                     }
                 }
             }

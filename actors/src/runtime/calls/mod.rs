@@ -97,6 +97,14 @@ pub enum Call {
     LoadSkills(Vec<crate::kernel::objects::Skill>),
     /// `send_process_message`.
     Send(SendRequest),
+    /// `send_process_message` with a `message_key`: a second send with the same key (from
+    /// the same process) delivers nothing and answers the first send's result.
+    SendKeyed {
+        /// The idempotency key, unique per sender.
+        message_key: String,
+        /// The message (boxed: a key must not make every call larger).
+        request: Box<SendRequest>,
+    },
     /// `read_process_messages`: an immediate snapshot of the caller's mailbox.
     Read {
         /// Filters, include_acked, limit.
@@ -137,7 +145,7 @@ impl Call {
             Call::CheckpointObject { .. } => "checkpoint_object",
             Call::DelegateObject { .. } => "delegate_object",
             Call::LoadSkills(_) => "load_skills",
-            Call::Send(_) => "send_process_message",
+            Call::Send(_) | Call::SendKeyed { .. } => "send_process_message",
             Call::Read { .. } => "read_process_messages",
             Call::Receive { .. } => "receive_process_messages",
             Call::Charge(_) => "charge",
@@ -148,7 +156,7 @@ impl Call {
     /// Whether this is a message call (send, read, receive). Interrupt notices are delivered
     /// with the answer of the next call that is not.
     pub fn is_message_call(&self) -> bool {
-        matches!(self, Call::Send(_) | Call::Read { .. } | Call::Receive { .. })
+        matches!(self, Call::Send(_) | Call::SendKeyed { .. } | Call::Read { .. } | Call::Receive { .. })
     }
 
     /// Whether the call counts against the `tool_calls` budget. Bookkeeping calls (charge,

@@ -242,15 +242,15 @@ pub struct LaunchView {
     /// Every root of the child: the goal first, then inherited objects in selection order.
     pub roots: Vec<Oid>,
     /// The fork mode (forks only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<ForkMode>,
     /// Names of the child's loaded skills.
     pub skills: Vec<String>,
     /// Parent skills that did not carry into the child, and why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped_skills: Vec<DroppedSkill>,
     /// Parent roots an all-roots fork passed over because they were already released.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub released_roots: Vec<Oid>,
 }
 

@@ -146,6 +146,10 @@ const ACK_MESSAGE: &str =
 const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints (pid, envelope) VALUES (?1, ?2) \
      ON CONFLICT (pid) DO UPDATE SET envelope = excluded.envelope";
 
+/// A keyed call's answer is written once: a key already stored keeps its first answer.
+const INSERT_CALL_KEY: &str = "INSERT INTO call_keys (caller, kind, call_key, answer) VALUES (?1, ?2, ?3, ?4) \
+     ON CONFLICT (caller, kind, call_key) DO NOTHING";
+
 /// Applies every change of one change set, in order, and says what it revoked.
 pub(super) fn apply_set(conn: &Connection, changes: &[Change]) -> Result<CommitReceipt, ApplyError> {
     let mut receipt = CommitReceipt::default();
@@ -174,6 +178,14 @@ pub(super) fn apply_set(conn: &Connection, changes: &[Change]) -> Result<CommitR
                     .execute(params![pid.to_string(), envelope.encode()])?;
             }
             Change::PutMessage(message) => put_message(conn, message)?,
+            Change::PutKeyed { key, answer } => {
+                conn.prepare_cached(INSERT_CALL_KEY)?.execute(params![
+                    key.caller,
+                    key.kind.as_str(),
+                    key.key,
+                    answer.to_string()
+                ])?;
+            }
             Change::AckMessages { recipient, ids } => {
                 let recipient = recipient.to_string();
                 let mut ack = conn.prepare_cached(ACK_MESSAGE)?;

@@ -20,7 +20,9 @@ use crate::kernel::ids::{Epoch, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::objects::ObjectSpace;
 use crate::kernel::process::ProcessRow;
-use crate::store::{Change, CommitTicket, Envelope, ProcessQuery, Store, StoreError};
+use crate::store::{
+    CallKey, Change, CommitTicket, Envelope, FailureWatch, InjectedFault, ProcessQuery, Store, StoreError,
+};
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use read::ReadPool;
 use std::collections::BTreeSet;
@@ -97,8 +99,18 @@ impl SqliteStore {
     /// directory; it reads what the owner has committed and never changes anything.
     pub fn open_read_only(path: &Path) -> Result<SqliteStore, StoreError> {
         let conn = schema::open_reader(path)?;
-        schema::check_readable(&conn, path)?;
-        Ok(SqliteStore { readers: ReadPool::new(path.to_path_buf(), conn), writer: None })
+        match schema::check_readable(&conn, path) {
+            Ok(()) => Ok(SqliteStore { readers: ReadPool::new(path.to_path_buf(), conn), writer: None }),
+            // A WAL file cannot be read without its `-shm` index, which a read-only copy
+            // lacks and cannot create. With no `-wal` beside it either, the database file
+            // holds every commit, and nothing can write there: read it as immutable.
+            Err(StoreError::Open { .. }) if schema::is_read_only_copy(path) => {
+                let conn = schema::open_immutable(path)?;
+                schema::check_readable(&conn, path)?;
+                Ok(SqliteStore { readers: ReadPool::with_mode(path.to_path_buf(), conn, true), writer: None })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Stops the writer after it has committed and answered everything already submitted,
@@ -243,6 +255,22 @@ impl Store for SqliteStore {
 
     fn inject_write_failure(&self) {
         SqliteStore::inject_write_failure(self);
+    }
+
+    fn keyed(&self, key: &CallKey) -> Result<Option<serde_json::Value>, StoreError> {
+        self.readers.keyed(key)
+    }
+
+    fn failures(&self) -> Option<FailureWatch> {
+        self.writer.as_ref().map(|w| w.shared.failures())
+    }
+
+    fn inject_fault_after(
+        &self,
+        commits: u64,
+        fault: InjectedFault,
+    ) -> Option<tokio::sync::oneshot::Receiver<()>> {
+        self.writer.as_ref().map(|w| w.shared.arm_fault(commits, fault))
     }
 
     fn mailbox(&self, recipient: Pid, query: &MailboxQuery) -> Result<MailboxPage, StoreError> {

@@ -15,6 +15,7 @@ use crate::kernel::objects::{ObjectChange, ObjectSpace};
 use crate::kernel::process::ProcessRow;
 use crate::store::{Envelope, ProcessQuery, StoreError};
 use parking_lot::Mutex;
+use rusqlite::params;
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use std::collections::BTreeSet;
@@ -35,6 +36,9 @@ fn read_error(e: rusqlite::Error) -> StoreError {
 /// A pool of read-only connections to one file.
 pub(super) struct ReadPool {
     path: PathBuf,
+    /// Open new connections `immutable` (a read-only copy with no WAL; see
+    /// `schema::open_immutable`).
+    immutable: bool,
     idle: Mutex<Vec<Connection>>,
     /// Set once the `messages` table has been seen. Only a read-only view of a schema-1 file
     /// (which no writer has migrated yet) lacks it; such a file holds no messages.
@@ -47,8 +51,14 @@ pub(super) struct ReadPool {
 impl ReadPool {
     /// A pool seeded with one already-open connection.
     pub(super) fn new(path: PathBuf, first: Connection) -> ReadPool {
+        ReadPool::with_mode(path, first, false)
+    }
+
+    /// A pool whose connections are opened `immutable` if `immutable` is set.
+    pub(super) fn with_mode(path: PathBuf, first: Connection, immutable: bool) -> ReadPool {
         ReadPool {
             path,
+            immutable,
             idle: Mutex::new(vec![first]),
             has_messages: AtomicBool::new(false),
             has_object_memory: AtomicBool::new(false),
@@ -84,6 +94,7 @@ impl ReadPool {
         let pooled = self.idle.lock().pop();
         let conn = match pooled {
             Some(conn) => conn,
+            None if self.immutable => schema::open_immutable(&self.path)?,
             None => schema::open_reader(&self.path)?,
         };
         let result = f(&conn);
@@ -205,6 +216,29 @@ impl ReadPool {
                 .map_err(read_error)
         })?;
         bytes.map(|b| codec::envelope(&b, &format!("the checkpoint of {pid}"))).transpose()
+    }
+
+    /// The answer recorded for a keyed call. A file older than schema 4 (read by a view
+    /// before its owner migrated it) has no keys.
+    pub(super) fn keyed(&self, key: &crate::store::CallKey) -> Result<Option<serde_json::Value>, StoreError> {
+        let text: Option<String> = self.with(|conn| {
+            if !schema::has_table(conn, "call_keys").map_err(read_error)? {
+                return Ok(None);
+            }
+            conn.prepare_cached(
+                "SELECT answer FROM call_keys WHERE caller = ?1 AND kind = ?2 AND call_key = ?3",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(params![key.caller, key.kind.as_str(), key.key], |r| r.get(0)).optional()
+            })
+            .map_err(read_error)
+        })?;
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| {
+                StoreError::Corrupt(format!("the answer of key {:?} of {}: {e}", key.key, key.caller))
+            })
+        })
+        .transpose()
     }
 
     /// A page of one mailbox and how many messages matched in all; see [`MailboxPlan`] for

@@ -155,12 +155,24 @@ INSERT INTO object_payloads (oid, envelope)
 DROP TABLE objects;
 ";
 
+/// What schema version 4 adds: the answers of keyed calls (idempotency keys), one row per
+/// caller, kind and key, written once.
+const SCHEMA_V4: &str = "
+CREATE TABLE IF NOT EXISTS call_keys (
+    caller   TEXT NOT NULL,
+    kind     TEXT NOT NULL,
+    call_key TEXT NOT NULL,
+    answer   TEXT NOT NULL,
+    PRIMARY KEY (caller, kind, call_key)
+);
+";
+
 /// The migration steps: `MIGRATIONS[i]` takes a file from version `i` to version `i + 1`
 /// (version 0 being an empty file). Sized by [`SCHEMA_VERSION`], so bumping the version
 /// without adding its step does not compile. Every step is DDL, plus the statements that carry
 /// rows from a table it replaces into their new home, and runs inside the open transaction
 /// together with the version bump.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
 
 /// The `WHERE` term that selects non-terminal rows. Queries must spell it exactly like the
 /// partial index `processes_live_parent` does, or the planner cannot use that index.
@@ -210,10 +222,38 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
+/// Whether `path` has no `-wal` file beside it. A database that SQLite could not open
+/// read-only and that has no WAL is a read-only copy: opening WAL mode needs the `-shm`
+/// index, which a read-only location lacks and cannot create, while every commit is in the
+/// file itself (a WAL is removed only after it was checkpointed into the file).
+pub(super) fn is_read_only_copy(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    !Path::new(&wal).exists()
+}
+
+/// Opens a read-only copy (see [`is_read_only_copy`]) as `immutable`: SQLite reads the file
+/// without locks or a WAL index, trusting that nothing changes it.
+pub(super) fn open_immutable(path: &Path) -> Result<Connection, StoreError> {
+    // A URI: the characters that end or escape its path part are percent-encoded.
+    let escaped = path.display().to_string().replace('%', "%25").replace('?', "%3f").replace('#', "%23");
+    let uri = format!("file:{escaped}?immutable=1");
+    let conn = Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(|e| open_error(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| open_error(path, e))?;
+    Ok(conn)
+}
+
 /// Checks that a file opened read-only is an agentvisor store this build can read.
 pub(super) fn check_readable(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     match check_version(conn, path)? {
         Some(_) => Ok(()),
+        None if has_no_tables(conn).map_err(|e| open_error(path, e))? => {
+            Err(StoreError::BeingCreated { path: path.display().to_string() })
+        }
         None => Err(open_error(path, "not an agentvisor store: it has no schema version")),
     }
 }
@@ -239,6 +279,14 @@ pub(super) fn has_table(conn: &Connection, name: &str) -> rusqlite::Result<bool>
         .query_row([name], |r| r.get::<_, String>(0))
         .optional()?
         .is_some())
+}
+
+/// Whether the file has no table at all (an empty file, or one whose schema is not yet
+/// committed).
+fn has_no_tables(conn: &Connection) -> rusqlite::Result<bool> {
+    let tables: i64 =
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0))?;
+    Ok(tables == 0)
 }
 
 fn stored_version(conn: &Connection) -> rusqlite::Result<Option<i64>> {

@@ -9,7 +9,7 @@ use super::apply::{ApplyError, apply_set};
 use super::schema;
 use crate::kernel::ids::Epoch;
 use crate::limits;
-use crate::store::{Change, CommitReceipt, StoreError};
+use crate::store::{Change, CommitReceipt, InjectedFault, StoreError};
 use parking_lot::Mutex;
 use rusqlite::Connection;
 use std::sync::OnceLock;
@@ -53,8 +53,14 @@ pub struct WriterPragmas {
     pub busy_timeout_ms: i64,
 }
 
+/// A fault armed by a test: played after `after` more commits; `fired` is told when it is.
+struct ArmedFault {
+    after: u64,
+    fault: InjectedFault,
+    fired: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
 /// State shared between the store handle and its writer thread.
-#[derive(Default)]
 pub(super) struct Shared {
     /// The first failure, once the store has fail-stopped. Set once, read without a lock on
     /// every submit.
@@ -65,6 +71,23 @@ pub(super) struct Shared {
     commits: AtomicU64,
     /// Held by a test to keep the writer from starting its next group.
     pub(super) gate: Mutex<()>,
+    /// Tells watchers the fail-stop cause once the store stops.
+    failures: tokio::sync::watch::Sender<Option<String>>,
+    /// A fault a test armed, if any.
+    fault: Mutex<Option<ArmedFault>>,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            stopped: OnceLock::new(),
+            inject_failure: AtomicBool::new(false),
+            commits: AtomicU64::new(0),
+            gate: Mutex::new(()),
+            failures: tokio::sync::watch::Sender::new(None),
+            fault: Mutex::new(None),
+        }
+    }
 }
 
 impl Shared {
@@ -77,6 +100,56 @@ impl Shared {
     fn stop(&self, cause: &str) {
         if self.stopped.set(cause.to_string()).is_ok() {
             tracing::error!(cause, "the store fail-stopped: no more writes until it is reopened");
+            self.failures.send_replace(Some(cause.to_string()));
+        }
+    }
+
+    /// A watch that turns `Some(cause)` when the store fail-stops.
+    pub(super) fn failures(&self) -> tokio::sync::watch::Receiver<Option<String>> {
+        self.failures.subscribe()
+    }
+
+    /// Arms `fault` to be played after `after` more commits (at least one).
+    pub(super) fn arm_fault(&self, after: u64, fault: InjectedFault) -> tokio::sync::oneshot::Receiver<()> {
+        let (fired, receiver) = tokio::sync::oneshot::channel();
+        // Played by the writer thread after a commit, never by the caller: at least one.
+        *self.fault.lock() = Some(ArmedFault { after: after.max(1), fault, fired: Some(fired) });
+        receiver
+    }
+
+    /// Counts one commit against an armed fault and plays it when it is due.
+    fn count_commit(&self) {
+        let due = match self.fault.lock().as_mut() {
+            Some(armed) if armed.after > 0 => {
+                armed.after -= 1;
+                armed.after == 0
+            }
+            _ => false,
+        };
+        if due {
+            self.play_fault();
+        }
+    }
+
+    fn play_fault(&self) {
+        let Some(mut armed) = self.fault.lock().take() else { return };
+        match armed.fault {
+            InjectedFault::Fail => {
+                self.inject_failure();
+                if let Some(fired) = armed.fired.take() {
+                    let _ = fired.send(());
+                }
+            }
+            InjectedFault::Freeze => {
+                if let Some(fired) = armed.fired.take() {
+                    let _ = fired.send(());
+                }
+                // The writer thread takes no further group, ever: the process is meant to
+                // be killed here. Parking can wake spuriously, hence the loop.
+                loop {
+                    std::thread::park();
+                }
+            }
         }
     }
 
@@ -218,6 +291,7 @@ impl Group {
                     // A dropped ticket means nobody waits; the commit stands.
                     let _ = reply.send(result);
                 }
+                shared.count_commit();
             }
             Err(e) => {
                 let cause = e.cause();

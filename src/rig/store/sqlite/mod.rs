@@ -61,6 +61,14 @@ impl SqliteSeatStore {
         Ok(SqliteSeatStore { path: path.to_path_buf(), state: Mutex::new(State { conn, failed: None }) })
     }
 
+    /// Opens an existing store for reading only (`agentvisor rig status`): creates nothing,
+    /// changes nothing in the file, and refuses every write.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<SqliteSeatStore, StoreError> {
+        let path = path.as_ref();
+        let conn = schema::open_read_only(path)?;
+        Ok(SqliteSeatStore { path: path.to_path_buf(), state: Mutex::new(State { conn, failed: None }) })
+    }
+
     /// Opens the store of the state directory `state` (`<state>/rigs.sqlite`), creating the
     /// directory if needed.
     pub fn open_in(state: impl AsRef<Path>) -> Result<SqliteSeatStore, StoreError> {

@@ -86,6 +86,51 @@ pub(super) fn open(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
+/// Opens an existing file for reading only: no file is created, no pragma is set, nothing is
+/// written (the journal mode stays as the owner set it). A file with no schema yet (version 0:
+/// its creator has not committed it) or of a newer version is refused.
+pub(super) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    let fail = |message: String| StoreError::Backend {
+        message: format!("failed to open the seat store {} read-only: {message}", path.display()),
+    };
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| fail(e.to_string()))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| fail(e.to_string()))?;
+    let (conn, version) = match user_version(&conn) {
+        Ok(version) => (conn, version),
+        // A read-only copy with no WAL: SQLite cannot create the `-shm` index WAL mode needs,
+        // and every commit is in the file itself, so it is read as immutable.
+        Err(_) if !wal_beside(path) => {
+            let escaped =
+                path.display().to_string().replace('%', "%25").replace('?', "%3f").replace('#', "%23");
+            let uri = format!("file:{escaped}?immutable=1");
+            let conn = Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
+                .map_err(|e| fail(e.to_string()))?;
+            let version = user_version(&conn).map_err(|e| fail(e.to_string()))?;
+            (conn, version)
+        }
+        Err(e) => return Err(fail(e.to_string())),
+    };
+    if version == 0 {
+        return Err(fail("the seat store is being created (it has no schema yet); try again".into()));
+    }
+    if !(1..=SEAT_STORE_SCHEMA_VERSION).contains(&version) {
+        return Err(StoreError::UnsupportedSchema {
+            path: path.display().to_string(),
+            found: version,
+            supported: SEAT_STORE_SCHEMA_VERSION,
+        });
+    }
+    Ok(conn)
+}
+
+/// Whether the file has a `-wal` beside it.
+fn wal_beside(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    Path::new(&wal).exists()
+}
+
 fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_query_value(None, "user_version", |r| r.get(0))
 }
