@@ -30,6 +30,7 @@ pub mod brain;
 pub mod compaction;
 pub mod config;
 pub mod limits;
+pub mod money;
 pub mod modules;
 pub mod run;
 pub mod telemetry;

@@ -5,6 +5,7 @@ mod agent_cost;
 mod demo;
 mod events;
 mod inspect;
+mod live;
 mod memory;
 mod output;
 mod ps;

@@ -133,6 +133,9 @@ async fn live_view(
 ) {
     let tty = std::io::stderr().is_terminal();
     let mut events = telemetry.subscribe();
+    let mut progress = telemetry.subscribe_progress();
+    let mut waiting: BTreeMap<String, (agentvisor::agent::telemetry::ModelProgress, tokio::time::Instant)> =
+        BTreeMap::new();
     let mut turns: HashMap<String, u64> = HashMap::new();
     let mut last: BTreeMap<String, SeatProgress> = BTreeMap::new();
     let mut drawn = 0usize;
@@ -146,11 +149,23 @@ async fn live_view(
                 }
                 continue;
             }
+            update = progress.recv() => {
+                if let Ok(p) = update {
+                    if p.done {
+                        waiting.remove(&p.pid);
+                    } else {
+                        let since = waiting.get(&p.pid).map_or_else(tokio::time::Instant::now, |(_, s)| *s);
+                        waiting.insert(p.pid.clone(), (p, since));
+                    }
+                }
+                continue;
+            }
             _ = tick.tick() => if !tty { continue },
         }
         let now = seats.borrow().clone();
         if tty {
-            let lines = draw(&rt, &now, &turns);
+            let mut lines = draw(&rt, &now, &turns);
+            lines.extend(waiting.values().map(|(p, since)| super::live::progress_line(p, *since)));
             let mut err = std::io::stderr().lock();
             if drawn > 0 {
                 let _ = write!(err, "\x1b[{drawn}A\x1b[J");

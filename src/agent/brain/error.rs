@@ -77,6 +77,19 @@ pub enum BrainError {
         /// The timeout that passed.
         timeout: Duration,
     },
+    /// Every attempt the retry policy allowed failed with a retryable error (a dead or
+    /// overloaded server): the turn gives up.
+    #[error("the model call failed after {attempts} attempts over {elapsed_ms} ms ({why}); the last: {last}")]
+    RetriesExhausted {
+        /// Attempts made.
+        attempts: u32,
+        /// Time spent on them and the waits between them.
+        elapsed_ms: u64,
+        /// Why no further attempt is made.
+        why: String,
+        /// The last attempt's error.
+        last: Box<BrainError>,
+    },
     /// A scripted brain was asked for more turns than its script holds.
     #[error("the script has no turn left: all {turns} were played")]
     ScriptExhausted {
@@ -115,6 +128,7 @@ impl BrainError {
             BrainError::Provider { .. } => "brain_provider_error",
             BrainError::Refused { .. } => "brain_refused",
             BrainError::Timeout { .. } => "brain_timeout",
+            BrainError::RetriesExhausted { .. } => "brain_retries_exhausted",
             BrainError::ScriptExhausted { .. } => "brain_script_exhausted",
             BrainError::ScriptExpectation { .. } => "brain_script_expectation",
             BrainError::DriverGone { .. } => "brain_driver_gone",
@@ -122,11 +136,12 @@ impl BrainError {
     }
 
     /// Whether the same request may succeed if sent again: transport failures, timeouts,
-    /// HTTP 408, 429 and 5xx. A retry policy decides how often; this only says whether.
+    /// HTTP 408, 409, 429 and 5xx (529 included). The brains' [`RetryPolicy`](super::RetryPolicy)
+    /// decides how often; this only says whether.
     pub fn is_retryable(&self) -> bool {
         match self {
             BrainError::Transport { .. } | BrainError::Timeout { .. } => true,
-            BrainError::HttpStatus { status, .. } => matches!(status, 408 | 429 | 500..=599),
+            BrainError::HttpStatus { status, .. } => super::retry::status_is_retryable(*status),
             _ => false,
         }
     }

@@ -6,6 +6,8 @@
 //! brains, profiles and machines, each in file order. A reference to an id that is defined
 //! but used twice is not reported again as unknown: one cause, one problem.
 
+mod brain_settings;
+mod budget;
 mod brains;
 mod capabilities;
 mod ids;
