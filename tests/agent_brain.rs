@@ -389,7 +389,13 @@ async fn request_has_system_slot_first_tools_model_and_auth() {
     assert_eq!(turn.finish, FinishReason::Stop);
     assert_eq!(
         turn.usage,
-        Usage { input_tokens: 120, output_tokens: 7, cached_tokens: 64, cache_write_tokens: 0, cost_micros: None }
+        Usage {
+            input_tokens: 120,
+            output_tokens: 7,
+            cached_tokens: 64,
+            cache_write_tokens: 0,
+            cost_micros: None
+        }
     );
 }
 
@@ -524,7 +530,8 @@ async fn connection_refused_is_a_transport_error() {
     let addr = listener.local_addr().expect("addr");
     drop(listener);
     let brain = OpenAiBrain::new(
-        OpenAiConfig::new(format!("http://{addr}/v1"), "m").with_retry(agentvisor::agent::brain::RetryPolicy::none()),
+        OpenAiConfig::new(format!("http://{addr}/v1"), "m")
+            .with_retry(agentvisor::agent::brain::RetryPolicy::none()),
     )
     .expect("config");
     let window = vec![Message::user("hello")];

@@ -719,14 +719,23 @@ profiles:
     };
     let settings = settings.model_settings();
     assert_eq!(settings.timeout, std::time::Duration::from_secs(120));
-    assert_eq!((settings.max_tokens, settings.temperature, settings.retry.retries), (Some(2048), Some(0.5), 2));
+    assert_eq!(
+        (settings.max_tokens, settings.temperature, settings.retry.retries),
+        (Some(2048), Some(0.5), 2)
+    );
     assert!(!settings.stream);
     let prices = settings.prices.expect("priced");
-    assert_eq!((prices.input, prices.output, prices.cache_read, prices.cache_write), (3_000_000, 15_000_000, 300_000, 3_750_000));
+    assert_eq!(
+        (prices.input, prices.output, prices.cache_read, prices.cache_write),
+        (3_000_000, 15_000_000, 300_000, 3_750_000)
+    );
     let profile = config.profile("a").expect("declared");
     let budget = profile.budget();
     assert_eq!(budget.kernel.cost_micros, Some(500_000), "dollars read exactly into micro-dollars");
-    assert_eq!((budget.kernel.tokens, budget.turns, budget.kernel.tool_calls), (Some(50_000), Some(20), Some(100)));
+    assert_eq!(
+        (budget.kernel.tokens, budget.turns, budget.kernel.tool_calls),
+        (Some(50_000), Some(20), Some(100))
+    );
     assert_eq!((profile.guards().malformed_turns, profile.guards().repeated_calls), (2, 4));
 
     let found = problems(&format!(

@@ -57,8 +57,8 @@ async fn a_429_is_retried_after_the_servers_retry_after() {
     ])
     .await;
     let sleeper = Arc::new(RecordingSleeper::default());
-    let brain =
-        OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(3, &sleeper))).expect("brain");
+    let brain = OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(3, &sleeper)))
+        .expect("brain");
     let watch = Watch::default();
     let turn = ask(&brain, &watch).await.expect("the second attempt answers");
     assert_eq!(turn.message.text.as_deref(), Some("hi"));
@@ -81,19 +81,23 @@ async fn an_http_date_retry_after_in_the_past_means_no_wait() {
     ])
     .await;
     let sleeper = Arc::new(RecordingSleeper::default());
-    let brain =
-        OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(3, &sleeper))).expect("brain");
+    let brain = OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(3, &sleeper)))
+        .expect("brain");
     ask(&brain, &Watch::default()).await.expect("answers");
     assert_eq!(sleeper.waits(), [Duration::ZERO]);
 }
 
 #[tokio::test]
 async fn a_500_and_a_dropped_connection_are_retried_with_jittered_backoff() {
-    let server =
-        Server::start(vec![Reply::json(500, &json!({"error": "boom"})), Reply::Drop, Reply::json(200, &hello())]).await;
+    let server = Server::start(vec![
+        Reply::json(500, &json!({"error": "boom"})),
+        Reply::Drop,
+        Reply::json(200, &hello()),
+    ])
+    .await;
     let sleeper = Arc::new(RecordingSleeper::default());
-    let brain =
-        OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(3, &sleeper))).expect("brain");
+    let brain = OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(3, &sleeper)))
+        .expect("brain");
     let watch = Watch::default();
     let turn = ask(&brain, &watch).await.expect("the third attempt answers");
     assert_eq!(turn.message.text.as_deref(), Some("hi"));
@@ -109,8 +113,8 @@ async fn a_500_and_a_dropped_connection_are_retried_with_jittered_backoff() {
 async fn a_server_that_keeps_failing_is_given_up_at_the_bound() {
     let server = Server::start(vec![Reply::json(502, &json!({"error": "bad gateway"})); 5]).await;
     let sleeper = Arc::new(RecordingSleeper::default());
-    let brain =
-        OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(2, &sleeper))).expect("brain");
+    let brain = OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(2, &sleeper)))
+        .expect("brain");
     let err = ask(&brain, &Watch::default()).await.expect_err("every attempt fails");
     assert_eq!(err.code(), "brain_retries_exhausted", "{err}");
     let BrainError::RetriesExhausted { attempts, last, .. } = &err else { panic!("{err:?}") };
@@ -125,8 +129,8 @@ async fn a_server_that_keeps_failing_is_given_up_at_the_bound() {
 async fn a_retry_after_past_the_total_bound_gives_up_at_once() {
     let server = Server::start(vec![Reply::status_with(429, &[("retry-after", "3600")], "later"); 2]).await;
     let sleeper = Arc::new(RecordingSleeper::default());
-    let brain =
-        OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(5, &sleeper))).expect("brain");
+    let brain = OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(5, &sleeper)))
+        .expect("brain");
     let err = ask(&brain, &Watch::default()).await.expect_err("the wait is over the bound");
     assert_eq!(err.code(), "brain_retries_exhausted");
     assert!(err.to_string().contains("would pass"), "{err}");
@@ -142,8 +146,8 @@ async fn a_400_is_not_retried() {
     ])
     .await;
     let sleeper = Arc::new(RecordingSleeper::default());
-    let brain =
-        OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(3, &sleeper))).expect("brain");
+    let brain = OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy(3, &sleeper)))
+        .expect("brain");
     let err = ask(&brain, &Watch::default()).await.expect_err("a 400 fails the same way again");
     assert!(matches!(err, BrainError::HttpStatus { status: 400, .. }), "{err:?}");
     assert_eq!(server.requests().len(), 1);
@@ -156,8 +160,9 @@ async fn a_dead_server_is_a_transport_failure_after_the_bounded_retries() {
     let addr = listener.local_addr().expect("addr");
     drop(listener);
     let sleeper = Arc::new(RecordingSleeper::default());
-    let brain = OpenAiBrain::new(OpenAiConfig::new(format!("http://{addr}/v1"), "m").with_retry(policy(2, &sleeper)))
-        .expect("brain");
+    let brain =
+        OpenAiBrain::new(OpenAiConfig::new(format!("http://{addr}/v1"), "m").with_retry(policy(2, &sleeper)))
+            .expect("brain");
     let err = ask(&brain, &Watch::default()).await.expect_err("nobody listens");
     let BrainError::RetriesExhausted { attempts: 3, last, .. } = &err else { panic!("{err:?}") };
     assert_eq!(last.code(), "brain_transport");
@@ -165,7 +170,9 @@ async fn a_dead_server_is_a_transport_failure_after_the_bounded_retries() {
 
 fn stream_events() -> Vec<String> {
     let chunk = |delta: Value, finish: Value| {
-        data(&json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+        data(
+            &json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
     };
     vec![
         chunk(json!({"role": "assistant", "content": ""}), Value::Null),
@@ -175,7 +182,10 @@ fn stream_events() -> Vec<String> {
             json!({"tool_calls": [{"index": 0, "id": "call_7", "type": "function", "function": {"name": "read_file", "arguments": "{\"pa"}}]}),
             Value::Null,
         ),
-        chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "th\": \"/notes\"}"}}]}), Value::Null),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "th\": \"/notes\"}"}}]}),
+            Value::Null,
+        ),
         chunk(json!({}), json!("tool_calls")),
         data(&json!({"id": "c", "object": "chat.completion.chunk", "choices": [],
             "usage": {"prompt_tokens": 77, "completion_tokens": 19, "prompt_tokens_details": {"cached_tokens": 32}}})),
@@ -202,7 +212,10 @@ async fn a_stream_is_assembled_with_usage_from_its_final_chunk() {
     assert_eq!(body["stream"], json!(true));
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
     let tokens: Vec<u64> = watch.progress.lock().expect("progress").iter().map(|p| p.output_tokens).collect();
-    assert!(tokens.len() > 3 && tokens.windows(2).all(|w| w[0] <= w[1]) && tokens[tokens.len() - 1] > 0, "{tokens:?}");
+    assert!(
+        tokens.len() > 3 && tokens.windows(2).all(|w| w[0] <= w[1]) && tokens[tokens.len() - 1] > 0,
+        "{tokens:?}"
+    );
 }
 
 #[tokio::test]
@@ -234,8 +247,9 @@ async fn settings_travel_in_the_body_and_headers() {
         retry: RetryPolicy::none(),
         ..ModelSettings::default()
     };
-    let brain = OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_settings(settings).with_api_key("k"))
-        .expect("brain");
+    let brain =
+        OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_settings(settings).with_api_key("k"))
+            .expect("brain");
     ask(&brain, &Watch::default()).await.expect("answers");
     let request = &server.requests()[0];
     assert_eq!(request.request_line, "POST /v1/chat/completions HTTP/1.1");

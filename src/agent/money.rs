@@ -13,7 +13,8 @@ pub struct MoneyError(String);
 /// Reads a non-negative decimal amount of dollars (`"0.50"`, `"12"`, `"0.000125"`) into
 /// micro-dollars, exactly: at most six decimal places, no sign, no exponent, no separators.
 pub fn parse_usd_micros(text: &str) -> Result<u64, MoneyError> {
-    let bad = |why: &str| MoneyError(format!("{text:?} is not an amount of dollars: {why}; write e.g. \"0.50\""));
+    let bad =
+        |why: &str| MoneyError(format!("{text:?} is not an amount of dollars: {why}; write e.g. \"0.50\""));
     let text_trimmed = text.trim();
     let (whole, fraction) = text_trimmed.split_once('.').unwrap_or((text_trimmed, ""));
     if whole.is_empty() && fraction.is_empty() {

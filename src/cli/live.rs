@@ -10,7 +10,8 @@ use tokio::time::Instant;
 /// One line per call under way: `waiting on model 12 s, 340 tokens`.
 pub(crate) fn progress_line(progress: &ModelProgress, since: Instant) -> String {
     let elapsed = Duration::from_millis(progress.elapsed_ms).max(since.elapsed());
-    let attempt = if progress.attempt > 1 { format!(" (attempt {})", progress.attempt) } else { String::new() };
+    let attempt =
+        if progress.attempt > 1 { format!(" (attempt {})", progress.attempt) } else { String::new() };
     format!(
         "  {} waiting on model {} s, {} tokens{attempt}",
         progress.pid.get(..8).unwrap_or(&progress.pid),

@@ -34,7 +34,10 @@ impl HttpEndpoint {
     ) -> Result<HttpEndpoint, BrainError> {
         let invalid = |detail: String| BrainError::InvalidConfig { detail };
         if !matches!(endpoint.scheme(), "http" | "https") {
-            return Err(invalid(format!("the base URL {:?} must start with http:// or https://", endpoint.as_str())));
+            return Err(invalid(format!(
+                "the base URL {:?} must start with http:// or https://",
+                endpoint.as_str()
+            )));
         }
         if settings.timeout.is_zero() {
             return Err(invalid("the request timeout is zero".into()));
@@ -51,8 +54,9 @@ impl HttpEndpoint {
             if RESERVED_HEADERS.contains(&header.as_str()) {
                 return Err(invalid(format!("the header {name:?} is set by the brain itself")));
             }
-            let mut value = HeaderValue::from_str(value)
-                .map_err(|_| invalid(format!("the value of the header {name:?} is not a valid header value")))?;
+            let mut value = HeaderValue::from_str(value).map_err(|_| {
+                invalid(format!("the value of the header {name:?} is not a valid header value"))
+            })?;
             value.set_sensitive(true);
             headers.insert(header, value);
         }
@@ -319,7 +323,8 @@ mod tests {
         assert!(events.is_empty());
         events.extend(reader.push(b": 1}\r\n\r\n: comment\n\ndata: one\ndata: two\n\ndata: [DONE]"));
         events.extend(reader.finish());
-        let got: Vec<(Option<&str>, &str)> = events.iter().map(|e| (e.event.as_deref(), e.data.as_str())).collect();
+        let got: Vec<(Option<&str>, &str)> =
+            events.iter().map(|e| (e.event.as_deref(), e.data.as_str())).collect();
         assert_eq!(got, [(Some("a"), "{\"x\": 1}"), (None, "one\ntwo"), (None, "[DONE]")]);
     }
 }

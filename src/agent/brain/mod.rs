@@ -38,13 +38,13 @@ mod window;
 pub use anthropic::{AnthropicBrain, AnthropicConfig};
 pub use driven::{DrivenBrains, DrivenDriver, TurnAbandoned, TurnAsk};
 pub use error::BrainError;
-pub use message::{AssistantMessage, Message, Role, ToolCall, ToolSpec, Usage};
 pub use http::RESERVED_HEADERS;
+pub use message::{AssistantMessage, Message, Role, ToolCall, ToolSpec, Usage};
 pub use observe::{Progress, RetryNotice, TurnObserver};
 pub use openai::{OpenAiBrain, OpenAiConfig, api_key_from_env};
 pub use retry::{RetryPolicy, Sleeper, parse_retry_after};
-pub use settings::{ModelSettings, Prices};
 pub use scripted::{Expect, Script, ScriptedBrain, ScriptedCall, ScriptedTurn};
+pub use settings::{ModelSettings, Prices};
 pub use window::{WindowView, tail_since_assistant};
 
 use serde::{Deserialize, Serialize};

@@ -170,7 +170,11 @@ impl<'a> Retrier<'a> {
                 return Err(error);
             }
             let why = if over_time {
-                format!("the next wait of {} ms would pass the {} s bound", delay.as_millis(), self.policy.total.as_secs())
+                format!(
+                    "the next wait of {} ms would pass the {} s bound",
+                    delay.as_millis(),
+                    self.policy.total.as_secs()
+                )
             } else {
                 format!("all {} retries were used", self.policy.retries)
             };
@@ -268,15 +272,20 @@ mod tests {
         assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:50:07 GMT", now), Some(Duration::from_secs(30)));
         assert_eq!(parse_retry_after("Sat, 05 Nov 1994 08:49:37 GMT", now), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", UNIX_EPOCH), Some(Duration::ZERO));
-        assert_eq!(parse_retry_after("Fri, 29 Feb 2028 00:00:00 GMT", UNIX_EPOCH).map(|d| d.as_secs()), Some(1_835_395_200));
-        for bad in ["", "soon", "-1", "1.5", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 32 Nov 1994 08:49:37 GMT"] {
+        assert_eq!(
+            parse_retry_after("Fri, 29 Feb 2028 00:00:00 GMT", UNIX_EPOCH).map(|d| d.as_secs()),
+            Some(1_835_395_200)
+        );
+        for bad in ["", "soon", "-1", "1.5", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 32 Nov 1994 08:49:37 GMT"]
+        {
             assert_eq!(parse_retry_after(bad, now), None, "{bad:?}");
         }
     }
 
     #[test]
     fn ceilings_double_up_to_the_cap() {
-        let policy = RetryPolicy::default().with_delays(Duration::from_millis(100), Duration::from_millis(700));
+        let policy =
+            RetryPolicy::default().with_delays(Duration::from_millis(100), Duration::from_millis(700));
         let ceilings: Vec<u128> = (1..=6).map(|r| policy.ceiling(r).as_millis()).collect();
         assert_eq!(ceilings, [100, 200, 400, 700, 700, 700]);
         assert_eq!(policy.ceiling(200), Duration::from_millis(700));

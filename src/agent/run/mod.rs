@@ -37,8 +37,8 @@ mod tools;
 mod turn;
 mod watch;
 
-pub use error::{AgentError, Refusal};
 pub use brains::{BrainSetupError, config_brains};
+pub use error::{AgentError, Refusal};
 pub use host::{AGENT_IMAGE, AgentHost, AgentIdentity, BrainProvider, RootBudget, read_scripts};
 pub use launch::{AgentLaunch, ForkOrigin};
 pub use memories::MEMORIES_CHANNEL;

@@ -88,7 +88,11 @@ impl Agent {
     /// becomes a `model_retried` event, progress goes to telemetry's live line, and output
     /// tokens are charged to the kernel budget as they stream (so a budget runs out in the
     /// middle of a stream, not after it). Returns the turn and the tokens of it already charged.
-    pub(crate) async fn think_watched(&self, parts: RequestParts, turn_no: u64) -> Result<(Turn, u64), AgentError> {
+    pub(crate) async fn think_watched(
+        &self,
+        parts: RequestParts,
+        turn_no: u64,
+    ) -> Result<(Turn, u64), AgentError> {
         let (progress_tx, mut progress_rx) = watch::channel(None);
         let (retry_tx, mut retry_rx) = mpsc::unbounded_channel();
         let observer = Arc::new(LoopObserver { progress: progress_tx, retries: retry_tx });

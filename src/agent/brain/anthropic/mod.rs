@@ -126,7 +126,10 @@ impl AnthropicBrain {
             return Err(invalid(format!("more than {ANTHROPIC_STOP_MAX} stop sequences")));
         }
         let mut headers = HeaderMap::new();
-        headers.insert(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(ANTHROPIC_VERSION));
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        );
         if let Some(key) = config.api_key.as_deref().filter(|k| !k.is_empty()) {
             let mut value = HeaderValue::from_str(key)
                 .map_err(|_| invalid("the API key holds a character not allowed in an HTTP header".into()))?;

@@ -10,7 +10,12 @@ use serde_json::{Map, Value, json};
 /// (consecutive messages of one role merged into one, tool results as `tool_result` blocks of
 /// a user message), `tools` (the last cache-marked), the sampling settings that are set, and
 /// `stream` when streaming.
-pub(super) fn body(model: &str, max_tokens: u32, settings: &ModelSettings, request: &TurnRequest<'_>) -> Value {
+pub(super) fn body(
+    model: &str,
+    max_tokens: u32,
+    settings: &ModelSettings,
+    request: &TurnRequest<'_>,
+) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), Value::from(model));
     body.insert("max_tokens".into(), Value::from(max_tokens));
@@ -64,7 +69,8 @@ fn messages(request: &TurnRequest<'_>) -> Vec<Value> {
                     // (kept as their text) go back as an empty object; the call's result says
                     // what was wrong.
                     let input = if call.arguments.is_object() { call.arguments.clone() } else { json!({}) };
-                    blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
+                    blocks
+                        .push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
                 }
                 ("assistant", blocks)
             }

@@ -91,7 +91,9 @@ pub fn parse_message(body: &[u8]) -> Result<AnthropicMessage, BrainError> {
         BrainError::malformed(format!("{path}: {}", e.into_inner()))
     })?;
     if wire.stop_reason.as_deref() == Some("refusal") {
-        return Err(BrainError::Refused { reason: "the model declined to answer (stop_reason refusal)".into() });
+        return Err(BrainError::Refused {
+            reason: "the model declined to answer (stop_reason refusal)".into(),
+        });
     }
     let mut text = String::new();
     let mut calls = Vec::new();
@@ -101,10 +103,14 @@ pub fn parse_message(body: &[u8]) -> Result<AnthropicMessage, BrainError> {
             "text" => text.push_str(block.text.as_deref().unwrap_or_default()),
             "tool_use" => {
                 let (Some(id), Some(name)) = (block.id, block.name) else {
-                    return Err(BrainError::malformed(format!("content[{i}]: a tool_use block needs `id` and `name`")));
+                    return Err(BrainError::malformed(format!(
+                        "content[{i}]: a tool_use block needs `id` and `name`"
+                    )));
                 };
                 if !ids.insert(id.clone()) {
-                    return Err(BrainError::malformed(format!("content[{i}].id: the id {id:?} is used twice")));
+                    return Err(BrainError::malformed(format!(
+                        "content[{i}].id: the id {id:?} is used twice"
+                    )));
                 }
                 let arguments = match block.input {
                     None | Some(Value::Null) => Value::Object(Default::default()),

@@ -47,7 +47,9 @@ impl Assembly {
             }
             "content_block_delta" => {
                 let block = self.blocks.get_mut(&index).ok_or_else(|| {
-                    BrainError::malformed(format!("a content_block_delta for block {index}, which never started"))
+                    BrainError::malformed(format!(
+                        "a content_block_delta for block {index}, which never started"
+                    ))
                 })?;
                 let delta = value.get("delta").cloned().unwrap_or(Value::Null);
                 match delta.get("type").and_then(Value::as_str) {

@@ -35,9 +35,8 @@ impl Assembly {
         if data.is_empty() {
             return Ok(false);
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            BrainError::malformed(format!("stream chunk {} is not JSON: {e}", self.chunks))
-        })?;
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| BrainError::malformed(format!("stream chunk {} is not JSON: {e}", self.chunks)))?;
         self.chunks += 1;
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             self.error = Some(error.clone());
@@ -82,8 +81,8 @@ impl Assembly {
     /// The estimator's output tokens over what has arrived (a stream reports usage only at
     /// its end): four bytes a token, and eight per call as the estimator counts them.
     pub(super) fn output_tokens(&self) -> u64 {
-        let bytes = self.text.len()
-            + self.calls.values().map(|c| c.name.len() + c.arguments.len()).sum::<usize>();
+        let bytes =
+            self.text.len() + self.calls.values().map(|c| c.name.len() + c.arguments.len()).sum::<usize>();
         (bytes as u64).div_ceil(4) + 8 * self.calls.len() as u64
     }
 
@@ -102,7 +101,8 @@ impl Assembly {
                 .calls
                 .into_values()
                 .map(|c| {
-                    let mut call = json!({"type": "function", "function": {"name": c.name, "arguments": c.arguments}});
+                    let mut call =
+                        json!({"type": "function", "function": {"name": c.name, "arguments": c.arguments}});
                     if !c.id.is_empty() {
                         call["id"] = Value::String(c.id);
                     }

@@ -48,7 +48,9 @@ pub(super) fn check_settings(
                     format!("{path}.stop[{i}]"),
                     ProblemCode::SettingOutOfRange,
                     None,
-                    format!("a stop sequence must be 1 to {BRAIN_FIELD_BYTES_MAX} bytes; remove the empty one"),
+                    format!(
+                        "a stop sequence must be 1 to {BRAIN_FIELD_BYTES_MAX} bytes; remove the empty one"
+                    ),
                 );
             }
         }
@@ -121,7 +123,9 @@ fn headers(brain: &RawBrain, path: &str, problems: &mut Problems) -> Vec<(String
                     "`{name}` is set by the brain itself (the key comes from `api_key_env`); remove this header"
                 ),
             );
-        } else if value.len() > BRAIN_FIELD_BYTES_MAX || !value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b)) {
+        } else if value.len() > BRAIN_FIELD_BYTES_MAX
+            || !value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+        {
             problems.push(
                 at,
                 ProblemCode::InvalidHeader,
@@ -147,7 +151,9 @@ fn prices(brain: &RawBrain, path: &str, problems: &mut Problems) -> Option<Price
                     at,
                     ProblemCode::MissingField,
                     None,
-                    format!("`prices` needs `{field}`, dollars per million tokens as a decimal string (\"3.00\")"),
+                    format!(
+                        "`prices` needs `{field}`, dollars per million tokens as a decimal string (\"3.00\")"
+                    ),
                 );
                 None
             }

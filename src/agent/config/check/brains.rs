@@ -68,7 +68,11 @@ fn check_brain(brain: &RawBrain, path: &str, problems: &mut Problems) -> Option<
     let foreign: Vec<&str> = match kind {
         BrainKind::Scripted => http_fields.iter().filter(|(_, set)| *set).map(|(f, _)| *f).collect(),
         BrainKind::Openai | BrainKind::Anthropic => {
-            if brain.script.is_some() { vec!["script"] } else { vec![] }
+            if brain.script.is_some() {
+                vec!["script"]
+            } else {
+                vec![]
+            }
         }
     };
     for field in foreign {

@@ -6,7 +6,11 @@ use crate::agent::config::report::ProblemCode;
 use crate::agent::limits::GUARD_MAX;
 use crate::agent::money::parse_usd_micros;
 
-pub(super) fn check_budget(raw: Option<&RawBudget>, path: &str, problems: &mut Problems) -> Option<AgentBudget> {
+pub(super) fn check_budget(
+    raw: Option<&RawBudget>,
+    path: &str,
+    problems: &mut Problems,
+) -> Option<AgentBudget> {
     let Some(raw) = raw else { return Some(AgentBudget::NONE) };
     let before = problems.count();
     let at_least_one = |field: &str, value: Option<u64>, problems: &mut Problems| {
@@ -15,7 +19,9 @@ pub(super) fn check_budget(raw: Option<&RawBudget>, path: &str, problems: &mut P
                 format!("{path}.budget.{field}"),
                 ProblemCode::BudgetOutOfRange,
                 None,
-                format!("`{field}: 0` would stop the agent before it starts; give at least 1, or leave it out"),
+                format!(
+                    "`{field}: 0` would stop the agent before it starts; give at least 1, or leave it out"
+                ),
             );
         }
         value
@@ -35,7 +41,12 @@ pub(super) fn check_budget(raw: Option<&RawBudget>, path: &str, problems: &mut P
                 "a cost of zero would stop the agent at its first turn; give an amount such as \"0.50\"",
             ),
             Ok(micros) => budget.kernel.cost_micros = Some(micros),
-            Err(e) => problems.push(format!("{path}.budget.cost_usd"), ProblemCode::InvalidMoney, None, e.to_string()),
+            Err(e) => problems.push(
+                format!("{path}.budget.cost_usd"),
+                ProblemCode::InvalidMoney,
+                None,
+                e.to_string(),
+            ),
         }
     }
     (problems.count() == before).then_some(budget)

@@ -7,8 +7,8 @@
 //! but used twice is not reported again as unknown: one cause, one problem.
 
 mod brain_settings;
-mod budget;
 mod brains;
+mod budget;
 mod capabilities;
 mod ids;
 mod machines;
