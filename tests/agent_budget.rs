@@ -202,3 +202,34 @@ fn an_unset_key_variable_is_refused_before_anything_launches() {
     );
     assert!(config_brains(&config("PATH"), HashMap::new()).is_ok(), "a set variable builds");
 }
+
+#[tokio::test]
+async fn each_retry_of_a_turn_is_a_model_retried_event() {
+    let server = Server::start(vec![
+        Reply::status_with(429, &[("retry-after", "2")], "slow down"),
+        Reply::json(200, &tool_call("c1", "finish", r#"{"result": "ok"}"#)),
+    ])
+    .await;
+    let sleeper = Arc::new(http_support::RecordingSleeper::default());
+    let policy = RetryPolicy::default()
+        .with_sleeper(Arc::clone(&sleeper) as Arc<dyn agentvisor::agent::brain::Sleeper>);
+    let brain: Arc<dyn Brain> = Arc::new(
+        OpenAiBrain::new(OpenAiConfig::new(&server.base_url, "m").with_retry(policy)).expect("brain"),
+    );
+    let provider = move |_: &AgentIdentity| -> Result<Arc<dyn Brain>, AgentError> { Ok(Arc::clone(&brain)) };
+    let host = agent_support::host_with(&yaml(""), Arc::new(provider), Arc::new(MemoryChunkStore::new()));
+    let rt = agent_support::runtime(&host).await;
+    let (pid, finished) = agent_support::run_root(&host, &rt, "solo", "go").await;
+    assert_eq!(finished.result(), json!("ok"));
+    let retries: Vec<(u32, u64, bool)> = agent_support::events_of(&host, pid)
+        .into_iter()
+        .filter_map(|r| match r.event {
+            agentvisor::agent::telemetry::AgentEvent::ModelRetried {
+                attempt, delay_ms, retry_after, ..
+            } => Some((attempt, delay_ms, retry_after)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries, [(1, 2000, true)]);
+    assert_eq!(sleeper.waits(), [std::time::Duration::from_secs(2)]);
+}

@@ -761,3 +761,10 @@ profiles:
     );
     assert!(found.iter().all(|p| !p.message.contains("secret")), "header values are never repeated");
 }
+
+#[test]
+fn the_anthropic_example_passes_the_launch_check() {
+    let config = load_path(example("anthropic.yaml")).expect("anthropic.yaml passes the launch check");
+    assert_eq!(config.brain("claude").map(|b| b.kind().as_str()), Some("anthropic"));
+    assert_eq!(config.profile("writer").and_then(|p| p.budget().kernel.cost_micros), Some(500_000));
+}

@@ -6,6 +6,7 @@ use super::agent::WINDOWS_FILE;
 use agentvisor::actors::Pid;
 use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::store::ProcessQuery;
+use agentvisor::agent::run::RootBudget;
 use agentvisor::agent::telemetry::{AgentEvent, EVENTS_FILE, Telemetry};
 use agentvisor::agent::window::SqliteChunkStore;
 use agentvisor::images::builtin_images;
@@ -29,6 +30,9 @@ pub(crate) struct RunArgs {
     /// Print the final outcomes as JSON.
     #[arg(long)]
     json: bool,
+    /// Budget flags for every native seat's root agent.
+    #[command(flatten)]
+    budget: super::agent::BudgetArgs,
 }
 
 /// Everything a rig run needs opened on a state directory.
@@ -56,12 +60,20 @@ pub(crate) fn load_spec(path: &Path) -> Result<RigSpec, ExitCode> {
 
 /// Opens the runtime, the seat store and the agent hosts for `spec` on `state`; `None` (after
 /// printing why) when the runtime is owned by another process.
-pub(crate) async fn open(state: &Path, spec: &RigSpec, base: &Path) -> anyhow::Result<Opened> {
+pub(crate) async fn open(
+    state: &Path,
+    spec: &RigSpec,
+    base: &Path,
+    budget: RootBudget,
+) -> anyhow::Result<Opened> {
     std::fs::create_dir_all(state).with_context(|| format!("failed to create {}", state.display()))?;
     let chunks = SqliteChunkStore::open(state.join(WINDOWS_FILE))
         .with_context(|| format!("failed to open the window store in {}", state.display()))?;
     let telemetry = Telemetry::with_jsonl(state.join(EVENTS_FILE))?;
     let hosts = RigHosts::load(spec, base, Arc::new(chunks), &telemetry)?;
+    for host in hosts.all() {
+        host.set_root_budget(budget);
+    }
     let rt = Runtime::open(state, hosts.register(builtin_images()))
         .await
         .with_context(|| format!("failed to open the state directory {}", state.display()))?;
@@ -84,7 +96,14 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
         Err(code) => return Ok(code),
     };
     let base = args.rig.parent().map(Path::to_path_buf).unwrap_or_default();
-    let opened = open(state, &spec, &base).await?;
+    let budget = match args.budget.root_budget() {
+        Ok(budget) => budget,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let opened = open(state, &spec, &base, budget).await?;
     let view =
         tokio::spawn(live_view(Arc::clone(&opened.rt), opened.runner.watch(), opened.telemetry.clone()));
     // The spec's absolute path, so `rig expand` finds member paths from any directory.

@@ -41,16 +41,6 @@ pub enum BrainError {
         /// What was wrong, with the JSON path where there is one.
         detail: String,
     },
-    /// A tool call's arguments are not JSON (the provider sends them as a JSON string).
-    #[error("tool call {call_id:?} to {name:?} has arguments that are not valid JSON: {detail}")]
-    InvalidToolArguments {
-        /// The call's id.
-        call_id: String,
-        /// The tool it calls.
-        name: String,
-        /// What was wrong.
-        detail: String,
-    },
     /// The response body is larger than [`super::limits::RESPONSE_BYTES_MAX`].
     #[error("the model server's response is larger than {limit_bytes} bytes")]
     ResponseTooLarge {
@@ -123,7 +113,6 @@ impl BrainError {
             BrainError::Transport { .. } => "brain_transport",
             BrainError::HttpStatus { .. } => "brain_http_status",
             BrainError::MalformedResponse { .. } => "brain_malformed_response",
-            BrainError::InvalidToolArguments { .. } => "brain_invalid_tool_arguments",
             BrainError::ResponseTooLarge { .. } => "brain_response_too_large",
             BrainError::Provider { .. } => "brain_provider_error",
             BrainError::Refused { .. } => "brain_refused",

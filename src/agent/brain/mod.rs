@@ -22,6 +22,7 @@
 //! cannot hold one, and a brain renders the slot first on every request. See `docs/brains.md`.
 
 pub mod anthropic;
+mod call;
 mod driven;
 mod error;
 mod http;

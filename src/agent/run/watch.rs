@@ -119,14 +119,7 @@ impl Agent {
         let result = loop {
             tokio::select! {
                 joined = &mut task => break joined,
-                Some(notice) = retry_rx.recv() => self.emit(AgentEvent::ModelRetried {
-                    turn: turn_no,
-                    attempt: notice.attempt,
-                    delay_ms: u64::try_from(notice.delay.as_millis()).unwrap_or(u64::MAX),
-                    retry_after: notice.retry_after,
-                    code: notice.code.to_string(),
-                    message: notice.message,
-                }),
+                Some(notice) = retry_rx.recv() => self.emit_retry(turn_no, notice),
                 Ok(()) = progress_rx.changed() => {
                     let Some(p) = *progress_rx.borrow_and_update() else { continue };
                     // Tokens charged so far in this attempt; a retry starts from none.
@@ -152,6 +145,10 @@ impl Agent {
                 }
             }
         };
+        // Retries reported just before the task ended are still counted.
+        while let Ok(notice) = retry_rx.try_recv() {
+            self.emit_retry(turn_no, notice);
+        }
         live.done = true;
         self.host.telemetry.progress(live);
         match result {
@@ -161,6 +158,17 @@ impl Agent {
             Ok(Err(source)) => Err(AgentError::Brain { turn: turn_no, source }),
             Err(join) => Err(AgentError::BrainTask { turn: turn_no, message: join.to_string() }),
         }
+    }
+
+    fn emit_retry(&self, turn: u64, notice: RetryNotice) {
+        self.emit(AgentEvent::ModelRetried {
+            turn,
+            attempt: notice.attempt,
+            delay_ms: u64::try_from(notice.delay.as_millis()).unwrap_or(u64::MAX),
+            retry_after: notice.retry_after,
+            code: notice.code.to_string(),
+            message: notice.message,
+        });
     }
 
     /// Screens one call before it runs: `Some(result)` for a call that must not run

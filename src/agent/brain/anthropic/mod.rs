@@ -14,13 +14,13 @@ mod stream;
 
 pub use response::{AnthropicMessage, parse_message};
 
+use super::call::call;
 use super::error::BrainError;
 use super::http::{HttpEndpoint, join_endpoint};
 use super::limits::{ANTHROPIC_MAX_TOKENS_DEFAULT, ANTHROPIC_STOP_MAX};
 use super::message::Usage;
-use super::observe::Progress;
 use super::openai::api_key_from_env;
-use super::retry::{Failure, Retrier, RetryPolicy};
+use super::retry::RetryPolicy;
 use super::settings::{ModelSettings, Prices};
 use super::{Brain, Turn, TurnFuture, TurnRequest, tokens};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -144,38 +144,6 @@ impl AnthropicBrain {
     pub fn endpoint(&self) -> &str {
         self.http.url().as_str()
     }
-
-    async fn attempt(
-        &self,
-        body: &serde_json::Value,
-        request: &TurnRequest<'_>,
-        progress: Progress,
-    ) -> Result<AnthropicMessage, Failure> {
-        if let Some(observer) = request.observer {
-            observer.progress(&progress);
-        }
-        if !self.settings.stream {
-            let bytes = self.http.exchange(body).await?;
-            return Ok(parse_message(&bytes)?);
-        }
-        let response = self.http.post(body).await?;
-        let mut assembly = stream::Assembly::default();
-        let started = tokio::time::Instant::now();
-        self.http
-            .read_events(response, |event| {
-                let done = assembly.push(event.event.as_deref(), &event.data)?;
-                if let Some(observer) = request.observer {
-                    observer.progress(&Progress {
-                        elapsed: progress.elapsed + started.elapsed(),
-                        output_tokens: assembly.output_tokens(),
-                        ..progress
-                    });
-                }
-                Ok(done)
-            })
-            .await?;
-        Ok(parse_message(&assembly.into_message()?)?)
-    }
 }
 
 impl Brain for AnthropicBrain {
@@ -184,19 +152,16 @@ impl Brain for AnthropicBrain {
             let max_tokens = self.settings.max_tokens.unwrap_or(ANTHROPIC_MAX_TOKENS_DEFAULT);
             let body = request::body(&self.model, max_tokens, &self.settings, &request);
             let input_tokens = tokens::request_tokens(&request);
-            let mut retrier = Retrier::new(&self.settings.retry, request.observer, "anthropic");
-            let answer = loop {
-                let progress = Progress {
-                    attempt: retrier.attempt(),
-                    elapsed: retrier.elapsed(),
-                    output_tokens: 0,
-                    input_tokens,
-                };
-                match self.attempt(&body, &request, progress).await {
-                    Ok(answer) => break answer,
-                    Err(failure) => retrier.after(failure).await?,
-                }
-            };
+            let answer = call::<stream::Assembly, _>(
+                &self.http,
+                &self.settings,
+                &request,
+                input_tokens,
+                "anthropic",
+                &body,
+                parse_message,
+            )
+            .await?;
             let mut usage = answer.usage.unwrap_or_else(|| Usage {
                 input_tokens,
                 output_tokens: tokens::assistant_tokens(&answer.message),

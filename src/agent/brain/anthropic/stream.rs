@@ -4,13 +4,15 @@
 //! and `error`, into the body a non-streaming answer would have had, which
 //! [`super::parse_message`] then reads by the same rules.
 
+use super::super::call::Assembler;
 use super::super::error::BrainError;
+use super::super::http::SseEvent;
 use super::response::WireUsage;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 #[derive(Default)]
-pub(super) struct Assembly {
+pub(crate) struct Assembly {
     blocks: BTreeMap<u64, Block>,
     stop_reason: Option<Value>,
     usage: WireUsage,
@@ -25,9 +27,10 @@ struct Block {
     json: String,
 }
 
-impl Assembly {
+impl Assembler for Assembly {
     /// Takes one event; `true` once the stream is done (`message_stop` or `error`).
-    pub(super) fn push(&mut self, event: Option<&str>, data: &str) -> Result<bool, BrainError> {
+    fn push(&mut self, event: &SseEvent) -> Result<bool, BrainError> {
+        let (event, data) = (event.event.as_deref(), event.data.as_str());
         if data.trim().is_empty() {
             return Ok(false);
         }
@@ -84,6 +87,17 @@ impl Assembly {
         Ok(false)
     }
 
+    fn output_tokens(&self) -> u64 {
+        let estimated = (self.output_bytes as u64).div_ceil(4);
+        self.reported_output.unwrap_or(0).max(estimated)
+    }
+
+    fn into_body(self) -> Result<Vec<u8>, BrainError> {
+        self.into_message()
+    }
+}
+
+impl Assembly {
     fn merge_usage(&mut self, usage: &Value) -> Result<(), BrainError> {
         let wire: WireUsage = serde_json::from_value(usage.clone())
             .map_err(|e| BrainError::malformed(format!("a stream event's usage: {e}")))?;
@@ -98,15 +112,10 @@ impl Assembly {
         Ok(())
     }
 
-    /// Output tokens so far: the larger of the stream's own count and the estimate over what
-    /// arrived (`message_start` reports a token or two before anything is written).
-    pub(super) fn output_tokens(&self) -> u64 {
-        let estimated = (self.output_bytes as u64).div_ceil(4);
-        self.reported_output.unwrap_or(0).max(estimated)
-    }
-
-    /// The message body the stream amounts to.
-    pub(super) fn into_message(self) -> Result<Vec<u8>, BrainError> {
+    /// The message body the stream amounts to (output tokens so far, in
+    /// [`Assembler::output_tokens`], are the larger of the stream's own count and the estimate
+    /// over what arrived: `message_start` reports a token or two before anything is written).
+    fn into_message(self) -> Result<Vec<u8>, BrainError> {
         if let Some(error) = self.error {
             return Ok(json!({"type": "error", "error": error}).to_string().into_bytes());
         }

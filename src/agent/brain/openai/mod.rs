@@ -15,12 +15,12 @@ mod stream;
 pub use request::NOTE_PREFIX;
 pub use response::{ChatCompletion, parse_chat_completion};
 
+use super::call::call;
 use super::error::BrainError;
 use super::http::{HttpEndpoint, join_endpoint};
 use super::limits::OPENAI_STOP_MAX;
 use super::message::Usage;
-use super::observe::Progress;
-use super::retry::{Failure, Retrier, RetryPolicy};
+use super::retry::RetryPolicy;
 use super::settings::ModelSettings;
 use super::{Brain, Turn, TurnFuture, TurnRequest, tokens};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
@@ -177,39 +177,6 @@ impl OpenAiBrain {
     pub fn model(&self) -> &str {
         &self.model
     }
-
-    /// One attempt: the completion, streamed or not.
-    async fn attempt(
-        &self,
-        body: &serde_json::Value,
-        request: &TurnRequest<'_>,
-        progress: Progress,
-    ) -> Result<ChatCompletion, Failure> {
-        if let Some(observer) = request.observer {
-            observer.progress(&progress);
-        }
-        if !self.settings.stream {
-            let bytes = self.http.exchange(body).await?;
-            return Ok(parse_chat_completion(&bytes)?);
-        }
-        let response = self.http.post(body).await?;
-        let mut assembly = stream::Assembly::default();
-        let started = tokio::time::Instant::now();
-        self.http
-            .read_events(response, |event| {
-                let done = assembly.push(&event.data)?;
-                if let Some(observer) = request.observer {
-                    observer.progress(&Progress {
-                        elapsed: progress.elapsed + started.elapsed(),
-                        output_tokens: assembly.output_tokens(),
-                        ..progress
-                    });
-                }
-                Ok(done)
-            })
-            .await?;
-        Ok(parse_chat_completion(&assembly.into_completion())?)
-    }
 }
 
 impl Brain for OpenAiBrain {
@@ -217,19 +184,16 @@ impl Brain for OpenAiBrain {
         Box::pin(async move {
             let body = request::body(&self.model, &self.settings, &request);
             let input_tokens = tokens::request_tokens(&request);
-            let mut retrier = Retrier::new(&self.settings.retry, request.observer, "openai");
-            let completion = loop {
-                let progress = Progress {
-                    attempt: retrier.attempt(),
-                    elapsed: retrier.elapsed(),
-                    output_tokens: 0,
-                    input_tokens,
-                };
-                match self.attempt(&body, &request, progress).await {
-                    Ok(completion) => break completion,
-                    Err(failure) => retrier.after(failure).await?,
-                }
-            };
+            let completion = call::<stream::Assembly, _>(
+                &self.http,
+                &self.settings,
+                &request,
+                input_tokens,
+                "openai",
+                &body,
+                parse_chat_completion,
+            )
+            .await?;
             // A server that reports no usage still spent tokens: account the estimate rather
             // than nothing, so budgets stay conservative.
             let mut usage = completion.usage.unwrap_or_else(|| Usage {

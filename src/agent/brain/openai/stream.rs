@@ -2,13 +2,15 @@
 //! index, the finish reason, and the usage of the final chunk, into the body a non-streaming
 //! answer would have had, which [`super::parse_chat_completion`] then reads by the same rules.
 
+use super::super::call::Assembler;
 use super::super::error::BrainError;
+use super::super::http::SseEvent;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 /// A stream's chunks so far.
 #[derive(Default)]
-pub(super) struct Assembly {
+pub(crate) struct Assembly {
     text: String,
     refusal: String,
     calls: BTreeMap<u64, PartialCall>,
@@ -25,10 +27,10 @@ struct PartialCall {
     arguments: String,
 }
 
-impl Assembly {
+impl Assembler for Assembly {
     /// Takes one event's data; `true` once the stream is done (`[DONE]`, or an error object).
-    pub(super) fn push(&mut self, data: &str) -> Result<bool, BrainError> {
-        let data = data.trim();
+    fn push(&mut self, event: &SseEvent) -> Result<bool, BrainError> {
+        let data = event.data.trim();
         if data == "[DONE]" {
             return Ok(true);
         }
@@ -80,16 +82,16 @@ impl Assembly {
 
     /// The estimator's output tokens over what has arrived (a stream reports usage only at
     /// its end): four bytes a token, and eight per call as the estimator counts them.
-    pub(super) fn output_tokens(&self) -> u64 {
+    fn output_tokens(&self) -> u64 {
         let bytes =
             self.text.len() + self.calls.values().map(|c| c.name.len() + c.arguments.len()).sum::<usize>();
         (bytes as u64).div_ceil(4) + 8 * self.calls.len() as u64
     }
 
     /// The completion body the stream amounts to.
-    pub(super) fn into_completion(self) -> Vec<u8> {
+    fn into_body(self) -> Result<Vec<u8>, BrainError> {
         if let Some(error) = self.error {
-            return json!({"error": error}).to_string().into_bytes();
+            return Ok(json!({"error": error}).to_string().into_bytes());
         }
         let mut message = Map::new();
         message.insert("content".into(), Value::String(self.text));
@@ -119,6 +121,6 @@ impl Assembly {
         if let Some(usage) = self.usage {
             body["usage"] = usage;
         }
-        body.to_string().into_bytes()
+        Ok(body.to_string().into_bytes())
     }
 }
