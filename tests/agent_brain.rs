@@ -4,6 +4,7 @@
 //! estimator; and a property test that no response body panics the parser (seed printed; set
 //! `AGENT_BRAIN_FUZZ_SEED` to replay another). No test needs the network.
 
+mod http_support;
 mod seeded;
 
 use agentvisor::agent::brain::openai::{NOTE_PREFIX, parse_chat_completion};
@@ -12,12 +13,13 @@ use agentvisor::agent::brain::{
     AssistantMessage, Brain, BrainError, FinishReason, Message, OpenAiBrain, OpenAiConfig, Script,
     ScriptedBrain, ScriptedTurn, ToolCall, ToolSpec, Turn, TurnRequest, Usage,
 };
+use http_support::Received;
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
@@ -236,20 +238,6 @@ fn token_estimator_follows_its_documented_rule() {
 // ---------------------------------------------------------------------------------------------
 // A loopback HTTP server
 
-/// The request the server received.
-#[derive(Debug)]
-struct Received {
-    request_line: String,
-    headers: Vec<(String, String)>,
-    body: Value,
-}
-
-impl Received {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-}
-
 fn http_response(status: u16, body: &str) -> Vec<u8> {
     format!(
         "HTTP/1.1 {status} Whatever\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -259,36 +247,7 @@ fn http_response(status: u16, body: &str) -> Vec<u8> {
 }
 
 async fn read_request(stream: &mut TcpStream) -> Received {
-    let mut data = Vec::new();
-    let mut buf = [0u8; 4096];
-    let head_end = loop {
-        if let Some(i) = data.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i;
-        }
-        let n = stream.read(&mut buf).await.expect("read the request head");
-        assert!(n > 0, "the client closed before the head ended");
-        data.extend_from_slice(&buf[..n]);
-    };
-    let head = String::from_utf8(data[..head_end].to_vec()).expect("an ASCII head");
-    let mut lines = head.split("\r\n");
-    let request_line = lines.next().unwrap_or_default().to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let length: usize = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .map(|(_, v)| v.parse().expect("a numeric content-length"))
-        .expect("the client sends a content-length");
-    let mut body = data[head_end + 4..].to_vec();
-    while body.len() < length {
-        let n = stream.read(&mut buf).await.expect("read the request body");
-        assert!(n > 0, "the client closed before the body ended");
-        body.extend_from_slice(&buf[..n]);
-    }
-    let body = serde_json::from_slice(&body).expect("the request body is JSON");
-    Received { request_line, headers, body }
+    http_support::read_request(stream).await.expect("a whole request")
 }
 
 /// Starts a server that answers one request with `response`; returns the base URL and what it

@@ -111,10 +111,6 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
         }
     };
     let scripts = read_scripts(args.scripts.as_deref())?;
-    std::fs::create_dir_all(state).with_context(|| format!("failed to create {}", state.display()))?;
-    let chunks = SqliteChunkStore::open(state.join(WINDOWS_FILE))
-        .with_context(|| format!("failed to open the window store in {}", state.display()))?;
-    let telemetry = Telemetry::with_jsonl(state.join(EVENTS_FILE))?;
     let brains = match config_brains(&config, scripts) {
         Ok(brains) => brains,
         Err(e) => {
@@ -122,6 +118,10 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
             return Ok(ExitCode::from(2));
         }
     };
+    std::fs::create_dir_all(state).with_context(|| format!("failed to create {}", state.display()))?;
+    let chunks = SqliteChunkStore::open(state.join(WINDOWS_FILE))
+        .with_context(|| format!("failed to open the window store in {}", state.display()))?;
+    let telemetry = Telemetry::with_jsonl(state.join(EVENTS_FILE))?;
     let host = AgentHost::new(config, brains, Arc::new(chunks), telemetry.clone());
     host.set_root_budget(root_budget);
     let spec = host.root_spec(&args.agent, &args.prompt)?;

@@ -48,6 +48,7 @@ pub fn data(value: &Value) -> String {
 }
 
 /// One request as the server received it.
+/// The body is JSON (`null` if it is not).
 #[derive(Clone, Debug)]
 pub struct Received {
     pub request_line: String,
@@ -57,7 +58,7 @@ pub struct Received {
 
 impl Received {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
@@ -143,7 +144,8 @@ async fn sse(stream: &mut TcpStream, events: &[String]) {
     }
 }
 
-async fn read_request(stream: &mut TcpStream) -> Option<Received> {
+/// Reads one request (head and `content-length` body); `None` if the client closed first.
+pub async fn read_request(stream: &mut TcpStream) -> Option<Received> {
     let mut data = Vec::new();
     let mut buf = [0u8; 4096];
     let head_end = loop {
