@@ -233,3 +233,26 @@ async fn each_retry_of_a_turn_is_a_model_retried_event() {
     assert_eq!(retries, [(1, 2000, true)]);
     assert_eq!(sleeper.waits(), [std::time::Duration::from_secs(2)]);
 }
+
+#[tokio::test]
+async fn the_default_cap_is_configurable_in_the_configuration() {
+    let config = format!(
+        "default_budget: {{tokens: 5000, cost_usd: '0.25', turns: 9}}\n{}",
+        yaml("  - {id: open, brain: b, window_tokens: 100}\n")
+    );
+    let server = Server::start(vec![]).await;
+    let host = host(&config, &server, false);
+    let open = host.root_limits("open");
+    assert_eq!(
+        (open.kernel.tokens, open.kernel.cost_micros, open.turns),
+        (Some(5000), Some(250_000), Some(9))
+    );
+    assert_eq!(open.kernel.tool_calls, None, "a dimension the cap leaves out stays open");
+    host.set_root_budget(RootBudget { limits: AgentBudget::NONE, unlimited: true });
+    assert!(host.root_limits("open").is_unlimited());
+    let bad = agentvisor::agent::config::parse_yaml(&format!("default_budget: {{tokens: 0}}\n{}", yaml("")))
+        .expect("parses");
+    let report = agentvisor::agent::config::check(&bad).expect_err("a zero cap");
+    assert_eq!(report.problems()[0].path, "default_budget.tokens");
+    assert_eq!(report.problems()[0].code.as_str(), "budget_out_of_range");
+}

@@ -12,7 +12,6 @@ use crate::actors::runtime::program::Image;
 use crate::actors::store::Store;
 use crate::agent::brain::{Brain, Message, Script};
 use crate::agent::config::{AgentBudget, Capability, CheckedConfig};
-use crate::agent::limits::DEFAULT_ROOT_BUDGET;
 use crate::agent::telemetry::Telemetry;
 use crate::agent::window::{ChunkStore, Window};
 use dashmap::DashMap;
@@ -267,7 +266,8 @@ impl AgentHost {
     }
 
     /// The limits a root launch of `agent` runs under: per dimension the caller's, else the
-    /// profile's (a machine's entry profile), else [`DEFAULT_ROOT_BUDGET`] unless unlimited.
+    /// profile's (a machine's entry profile), else the configuration's default cap
+    /// (`default_budget`, or [`crate::agent::limits::DEFAULT_ROOT_BUDGET`]) unless unlimited.
     pub fn root_limits(&self, agent: &str) -> AgentBudget {
         let root = *self.root_budget.lock();
         let profile = self
@@ -276,7 +276,7 @@ impl AgentHost {
             .and_then(|t| self.config.first_profile(&t).map(|p| *p.budget()))
             .unwrap_or(AgentBudget::NONE);
         let chosen = root.limits.or(&profile);
-        if root.unlimited { chosen } else { chosen.or(&DEFAULT_ROOT_BUDGET) }
+        if root.unlimited { chosen } else { chosen.or(self.config.default_budget()) }
     }
 
     /// What a process launched as `agent` is granted: `process:spawn` (execute, delegable) if

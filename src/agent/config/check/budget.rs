@@ -6,17 +6,19 @@ use crate::agent::config::report::ProblemCode;
 use crate::agent::limits::GUARD_MAX;
 use crate::agent::money::parse_usd_micros;
 
+/// `path` is the profile's (`profiles.lead`), or empty for the top-level `default_budget`.
 pub(super) fn check_budget(
     raw: Option<&RawBudget>,
     path: &str,
     problems: &mut Problems,
 ) -> Option<AgentBudget> {
     let Some(raw) = raw else { return Some(AgentBudget::NONE) };
+    let table = if path.is_empty() { "default_budget".to_string() } else { format!("{path}.budget") };
     let before = problems.count();
     let at_least_one = |field: &str, value: Option<u64>, problems: &mut Problems| {
         if value == Some(0) {
             problems.push(
-                format!("{path}.budget.{field}"),
+                format!("{table}.{field}"),
                 ProblemCode::BudgetOutOfRange,
                 None,
                 format!(
@@ -35,18 +37,15 @@ pub(super) fn check_budget(
     if let Some(cost) = &raw.cost_usd {
         match parse_usd_micros(cost) {
             Ok(0) => problems.push(
-                format!("{path}.budget.cost_usd"),
+                format!("{table}.cost_usd"),
                 ProblemCode::BudgetOutOfRange,
                 None,
                 "a cost of zero would stop the agent at its first turn; give an amount such as \"0.50\"",
             ),
             Ok(micros) => budget.kernel.cost_micros = Some(micros),
-            Err(e) => problems.push(
-                format!("{path}.budget.cost_usd"),
-                ProblemCode::InvalidMoney,
-                None,
-                e.to_string(),
-            ),
+            Err(e) => {
+                problems.push(format!("{table}.cost_usd"), ProblemCode::InvalidMoney, None, e.to_string())
+            }
         }
     }
     (problems.count() == before).then_some(budget)
