@@ -17,7 +17,7 @@ async fn main() -> anyhow::Result<()> {
     // Nothing launches on a configuration the launch check refuses.
     let config = load_path(examples.join("swarm.yaml"))?;
     let scripts = read_scripts(&examples.join("swarm-scripts.json")).map_err(anyhow::Error::msg)?;
-    let brains = config_brains(&config, scripts);
+    let brains = config_brains(&config, scripts)?;
 
     let dir = tempfile::tempdir()?;
     let chunks = Arc::new(SqliteChunkStore::open(dir.path().join("windows.sqlite"))?);

@@ -384,6 +384,30 @@ machines:
         P::DuplicateId,
         None,
     ),
+    refusal(
+        "  - {id: c, kind: openai, base_url: 'http://x/v1', model: m, api_key_env: K, temperature: 2.5}\nprofiles:\n  - {id: a, brain: b, window_tokens: 10}\n",
+        "brains.c.temperature",
+        P::SettingOutOfRange,
+        None,
+    ),
+    refusal(
+        "  - {id: c, kind: anthropic, base_url: 'https://x/v1', model: m, api_key_env: K, headers: {x-api-key: secret}}\nprofiles:\n  - {id: a, brain: b, window_tokens: 10}\n",
+        "brains.c.headers.x-api-key",
+        P::InvalidHeader,
+        None,
+    ),
+    refusal(
+        "  - {id: c, kind: anthropic, base_url: 'https://x/v1', model: m, api_key_env: K, prices: {input: '3.00', output: '$15'}}\nprofiles:\n  - {id: a, brain: b, window_tokens: 10}\n",
+        "brains.c.prices.output",
+        P::InvalidMoney,
+        None,
+    ),
+    refusal(
+        "profiles:\n  - {id: a, brain: b, window_tokens: 10, budget: {turns: 0}}\n",
+        "profiles.a.budget.turns",
+        P::BudgetOutOfRange,
+        None,
+    ),
     // Machines.
     refusal(
         "profiles:\n  - {id: a, brain: b, window_tokens: 10}\nmachines:\n  - {id: m, entry: s}\n",
@@ -645,7 +669,7 @@ fn unknown_fields_and_wrong_types_are_parse_errors_that_name_the_field() {
         "profiles:\n  - {id: a, capabilities: {teleport: true}}\n",
         "profiles:\n  - {id: a, capabilities: {exec: {enabled: true, roster: [x]}}}\n",
         "profiles:\n  - {id: a, window_tokens: -1}\n",
-        "brains:\n  - {id: a, kind: anthropic}\n",
+        "brains:\n  - {id: a, kind: gemini}\n",
         "agents: []\n",
     ];
     for text in cases {
@@ -680,4 +704,86 @@ fn files_are_refused_by_extension_and_size() {
     let limit = agentvisor::agent::limits::CONFIG_BYTES_MAX;
     std::fs::write(&huge, "#".repeat(limit + 10)).expect("write");
     assert!(matches!(load_path(&huge), Err(LoadError::Parse(ParseError::TooLarge { .. }))));
+}
+
+#[test]
+fn http_brain_settings_and_budgets_are_checked_and_kept() {
+    let config = load_yaml(
+        "brains:
+  - id: claude
+    kind: anthropic
+    base_url: https://api.anthropic.com/v1
+    model: claude-sonnet-4-5
+    api_key_env: ANTHROPIC_API_KEY
+    timeout_ms: 120000
+    max_tokens: 2048
+    temperature: 0.5
+    stop: [END]
+    retries: 2
+    headers: {x-team: research}
+    stream: false
+    prices: {input: '3.00', output: '15.00', cache_read: '0.30', cache_write: '3.75'}
+profiles:
+  - id: a
+    brain: claude
+    window_tokens: 100000
+    budget: {tokens: 50000, cost_usd: '0.50', turns: 20, tool_calls: 100}
+    guards: {malformed_turns: 2, repeated_calls: 4}
+",
+    )
+    .expect("valid");
+    let brain = config.brain("claude").expect("declared");
+    let agentvisor::agent::config::BrainBackend::Anthropic { settings, .. } = brain.backend() else {
+        panic!("{brain:?}")
+    };
+    let settings = settings.model_settings();
+    assert_eq!(settings.timeout, std::time::Duration::from_secs(120));
+    assert_eq!(
+        (settings.max_tokens, settings.temperature, settings.retry.retries),
+        (Some(2048), Some(0.5), 2)
+    );
+    assert!(!settings.stream);
+    let prices = settings.prices.expect("priced");
+    assert_eq!(
+        (prices.input, prices.output, prices.cache_read, prices.cache_write),
+        (3_000_000, 15_000_000, 300_000, 3_750_000)
+    );
+    let profile = config.profile("a").expect("declared");
+    let budget = profile.budget();
+    assert_eq!(budget.kernel.cost_micros, Some(500_000), "dollars read exactly into micro-dollars");
+    assert_eq!(
+        (budget.kernel.tokens, budget.turns, budget.kernel.tool_calls),
+        (Some(50_000), Some(20), Some(100))
+    );
+    assert_eq!((profile.guards().malformed_turns, profile.guards().repeated_calls), (2, 4));
+
+    let found = problems(&format!(
+        "{BRAIN}  - {{id: o, kind: openai, base_url: 'http://x/v1', model: m, api_key_env: K, top_p: 0, stop: [a, b, c, d, e], retries: 11, timeout_ms: 0, headers: {{x-token: \"bad\\nvalue-secret\"}}}}
+  - {{id: s, kind: scripted, script: s, temperature: 0.2}}
+profiles:
+  - {{id: a, brain: b, window_tokens: 10, budget: {{cost_usd: '0.1234567'}}, guards: {{repeated_calls: 0}}}}
+"
+    ));
+    let got: Vec<(String, &str)> = found.iter().map(|p| (p.path.clone(), p.code.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            ("brains.o.timeout_ms".to_string(), "setting_out_of_range"),
+            ("brains.o.retries".to_string(), "setting_out_of_range"),
+            ("brains.o.top_p".to_string(), "setting_out_of_range"),
+            ("brains.o.stop".to_string(), "limit_exceeded"),
+            ("brains.o.headers.x-token".to_string(), "invalid_header"),
+            ("brains.s.temperature".to_string(), "field_not_for_kind"),
+            ("profiles.a.budget.cost_usd".to_string(), "invalid_money"),
+            ("profiles.a.guards.repeated_calls".to_string(), "budget_out_of_range"),
+        ]
+    );
+    assert!(found.iter().all(|p| !p.message.contains("secret")), "header values are never repeated");
+}
+
+#[test]
+fn the_anthropic_example_passes_the_launch_check() {
+    let config = load_path(example("anthropic.yaml")).expect("anthropic.yaml passes the launch check");
+    assert_eq!(config.brain("claude").map(|b| b.kind().as_str()), Some("anthropic"));
+    assert_eq!(config.profile("writer").and_then(|p| p.budget().kernel.cost_micros), Some(500_000));
 }

@@ -14,7 +14,7 @@ const PID: &str = "01a2290b-06f7-7147-946c-cde758620d40";
 const OTHER_PID: &str = "01a2290b-06f7-7147-946c-cde758620d41";
 
 fn usage(input_tokens: u64, output_tokens: u64) -> Usage {
-    Usage { input_tokens, output_tokens, cached_tokens: 0, cost_micros: None }
+    Usage { input_tokens, output_tokens, cached_tokens: 0, cache_write_tokens: 0, cost_micros: None }
 }
 
 /// One of every event, in the order an agent's life might produce them.

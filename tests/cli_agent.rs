@@ -90,3 +90,48 @@ fn a_refused_configuration_launches_nothing() {
     assert!(text(&out.stderr).contains("launch check refused"), "{}", text(&out.stderr));
     assert!(!state.exists(), "nothing is created before the configuration passes");
 }
+
+#[test]
+fn budget_flags_cap_the_root_and_bad_ones_launch_nothing() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "agent",
+            "examples/agents/swarm.yaml",
+            "lead",
+            "Write the report",
+            "--scripts",
+            "examples/agents/swarm-scripts.json",
+        ];
+        args.extend_from_slice(extra);
+        agentvisor(&state, &args)
+    };
+    for bad in [&["--max-cost-usd", "1e3"][..], &["--max-turns", "0"][..]] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out.stderr));
+        assert!(!state.join("windows.sqlite").exists(), "nothing was created for {bad:?}");
+    }
+    let out = run(&["--max-turns", "1"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("status  failed"), "{stdout}");
+    assert!(stdout.contains("budget_exhausted") && stdout.contains("budget turns exhausted"), "{stdout}");
+}
+
+#[test]
+fn an_unset_key_variable_stops_the_launch_before_any_process() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let config = work.path().join("cloud.yaml");
+    std::fs::write(
+        &config,
+        "brains:\n  - {id: c, kind: openai, base_url: 'http://127.0.0.1:9/v1', model: m, api_key_env: AGENTVISOR_TEST_SURELY_UNSET_KEY}\nprofiles:\n  - {id: a, brain: c, window_tokens: 1000}\n",
+    )
+    .expect("write");
+    let state = work.path().join("state");
+    let out = agentvisor(&state, &["agent", config.to_str().expect("utf-8"), "a", "hi"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("AGENTVISOR_TEST_SURELY_UNSET_KEY") && stderr.contains("not set"), "{stderr}");
+    assert!(!state.join("windows.sqlite").exists(), "no state was opened");
+}

@@ -239,7 +239,13 @@ fn events_prints_the_agent_event_file() {
         "kid-1",
         AgentEvent::MessageReceived { from_pid: root.into(), text: "start".into(), kind: "normal".into() },
     );
-    let usage = Usage { input_tokens: 10, output_tokens: 2, cached_tokens: 0, cost_micros: None };
+    let usage = Usage {
+        input_tokens: 10,
+        output_tokens: 2,
+        cached_tokens: 0,
+        cache_write_tokens: 0,
+        cost_micros: None,
+    };
     telemetry.emit(
         root,
         "root-1",

@@ -4,6 +4,7 @@
 //! `dispatch_as`.
 
 use agentvisor::actors::kernel::budget::Budget;
+use agentvisor::actors::runtime::program::{Image, program_fn};
 use agentvisor::actors::runtime::{RootSpec, Runtime};
 use agentvisor::actors::{ImageId, Pid};
 use agentvisor::images::{OTHER_PUPPET_IMAGE, PUPPET_IMAGE, builtin_images};
@@ -12,8 +13,11 @@ use agentvisor::tools::{dispatch_as, tool_schemas};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
+/// The built-in images, and one more that offers a tool outside the kernel (`web_search`), so
+/// a skill may allow it.
 async fn runtime() -> Runtime {
-    Runtime::in_memory(builtin_images()).await.expect("runtime")
+    let browser = Image::new("browser", |_| program_fn(|_ctx| async { Ok(()) })).offers(["web_search"]);
+    Runtime::in_memory(builtin_images().image(browser)).await.expect("runtime")
 }
 
 /// A puppet root allowed to spawn (delegably), to read the other puppet image, with a

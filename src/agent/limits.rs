@@ -77,3 +77,34 @@ pub const AGENT_TURNS_MAX: u64 = 100_000;
 
 /// Messages picked up from the mailbox at the start of one turn; more wait for the next.
 pub const INBOX_PAGE: usize = 50;
+
+/// Consecutive turns with a malformed tool call (arguments that are not JSON, a tool that does
+/// not exist) after which an agent fails, when its profile does not say: each such call is
+/// answered with an error the model can correct, and three turns in a row without a correct
+/// call means it is not correcting.
+pub const MALFORMED_TURNS_DEFAULT: u32 = 3;
+
+/// The same tool call with the same arguments this many times in a row draws a warning to the
+/// model, and once more fails the agent, when its profile does not say: a model that sends an
+/// identical call a fifth time is looping, not waiting (a poll changes nothing between calls
+/// of a well-behaved agent only when it should back off).
+pub const REPEATED_CALLS_DEFAULT: u32 = 5;
+
+/// The largest guard a profile may set, 1000: past that a guard guards nothing.
+pub const GUARD_MAX: u32 = 1000;
+
+/// The budget a root agent launches with where neither its profile nor a flag sets a
+/// dimension, so that nothing runs unlimited by accident (`--unlimited` opts out): 2,000,000
+/// tokens (a long working session on a hosted model), $5.00 where cost is reported or
+/// priced, 500 turns. Tool calls, wall time and live children are left open: the token and
+/// turn caps already end a runaway loop.
+pub const DEFAULT_ROOT_BUDGET: crate::agent::config::AgentBudget = crate::agent::config::AgentBudget {
+    kernel: crate::actors::kernel::budget::Budget {
+        tokens: Some(2_000_000),
+        cost_micros: Some(5_000_000),
+        tool_calls: None,
+        wall_time_ms: None,
+        live_children: None,
+    },
+    turns: Some(500),
+};

@@ -31,6 +31,7 @@ pub mod compaction;
 pub mod config;
 pub mod limits;
 pub mod modules;
+pub mod money;
 pub mod run;
 pub mod telemetry;
 pub mod window;

@@ -10,13 +10,16 @@ use super::agent_cost::{agent_lines, agent_view};
 use super::sources::{Source, Sources, file_hash};
 use agentvisor::actors::Outcome;
 use agentvisor::agent::brain::Script;
+use agentvisor::agent::config::AgentBudget;
 use agentvisor::agent::config::load_path;
-use agentvisor::agent::run::{AgentHost, config_brains};
+use agentvisor::agent::money::parse_usd_micros;
+use agentvisor::agent::run::{AgentHost, RootBudget, config_brains};
 use agentvisor::agent::telemetry::{EVENTS_FILE, Telemetry};
 use agentvisor::agent::window::SqliteChunkStore;
 use agentvisor::images::builtin_images;
-use anyhow::Context;
+use anyhow::{Context, bail};
 use std::collections::HashMap;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -36,6 +39,53 @@ pub(crate) struct AgentArgs {
     /// Scripts for scripted brains: a JSON object mapping script names to scripts.
     #[arg(long)]
     scripts: Option<PathBuf>,
+    #[command(flatten)]
+    budget: BudgetArgs,
+}
+
+/// Budget flags of a root launch. Each overrides the profile's budget in its dimension;
+/// dimensions neither sets get the default cap unless `--unlimited`.
+#[derive(clap::Args, Debug, Default)]
+pub(crate) struct BudgetArgs {
+    /// The most the agent may cost, in dollars ("0.50"; read exactly, six decimals at most).
+    #[arg(long, value_name = "USD")]
+    max_cost_usd: Option<String>,
+    /// The most model tokens (input and output) the agent may use.
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<u64>,
+    /// The most model turns the agent may take.
+    #[arg(long, value_name = "N")]
+    max_turns: Option<u64>,
+    /// The most kernel calls (spawns, messages, waits, object writes) the agent may make.
+    #[arg(long, value_name = "N")]
+    max_tool_calls: Option<u64>,
+    /// No default cap: dimensions neither a flag nor the profile limits are unlimited.
+    #[arg(long)]
+    unlimited: bool,
+}
+
+impl BudgetArgs {
+    /// The root budget these flags ask for, or why a flag cannot be read.
+    pub(crate) fn root_budget(&self) -> anyhow::Result<RootBudget> {
+        let mut limits = AgentBudget::NONE;
+        if let Some(usd) = &self.max_cost_usd {
+            limits.kernel.cost_micros =
+                Some(parse_usd_micros(usd).map_err(|e| anyhow::anyhow!("--max-cost-usd: {e}"))?);
+        }
+        for (flag, value) in [
+            ("--max-tokens", self.max_tokens),
+            ("--max-turns", self.max_turns),
+            ("--max-tool-calls", self.max_tool_calls),
+        ] {
+            if value == Some(0) {
+                bail!("{flag} 0 would stop the agent before it starts; give at least 1");
+            }
+        }
+        limits.kernel.tokens = self.max_tokens;
+        limits.kernel.tool_calls = self.max_tool_calls;
+        limits.turns = self.max_turns;
+        Ok(RootBudget { limits, unlimited: self.unlimited })
+    }
 }
 
 fn read_scripts(path: Option<&Path>) -> anyhow::Result<HashMap<String, Script>> {
@@ -53,14 +103,28 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
             return Ok(ExitCode::from(2));
         }
     };
+    let root_budget = match args.budget.root_budget() {
+        Ok(budget) => budget,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let scripts = read_scripts(args.scripts.as_deref())?;
+    let brains = match config_brains(&config, scripts) {
+        Ok(brains) => brains,
+        Err(e) => {
+            eprintln!("{e} ({})", e.code());
+            return Ok(ExitCode::from(2));
+        }
+    };
     // The lock first: refused, this command creates no file in a directory another runtime owns.
     let lock = super::owner::take(state)?;
     let chunks = SqliteChunkStore::open(state.join(WINDOWS_FILE))
         .with_context(|| format!("failed to open the window store in {}", state.display()))?;
     let telemetry = Telemetry::with_jsonl(state.join(EVENTS_FILE))?;
-    let brains = config_brains(&config, scripts);
     let host = AgentHost::new(config, brains, Arc::new(chunks), telemetry.clone());
+    host.set_root_budget(root_budget);
     let spec = host.root_spec(&args.agent, &args.prompt)?;
     let image = host.image();
     let source = Source::AgentConfig {
@@ -72,13 +136,15 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
     let rt = super::owner::open(state, lock, builtin_images().image(image)).await?;
     host.attach_store(rt.store());
     let mut events = telemetry.subscribe();
+    let live = tokio::spawn(super::live::draw_progress(telemetry.clone()));
+    let clear = if std::io::stderr().is_terminal() { "\r\x1b[2K" } else { "" };
     let root = rt.spawn_root(spec).await?;
     eprintln!("agent {} launched as process {root}", args.agent);
     let row = loop {
         tokio::select! {
             event = events.recv() => match event {
                 Ok(record) => eprintln!(
-                    "  {} {} {} {}",
+                    "{clear}  {} {} {} {}",
                     short(&record.pid),
                     short(&record.agent_id),
                     record.event.type_name(),
@@ -90,6 +156,8 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
             row = rt.wait_terminal(root) => break row?,
         }
     };
+    live.abort();
+    eprint!("{clear}");
     outln!("status  {}", row.status);
     match &row.outcome {
         Some(Outcome::Exited { result_oid: Some(oid) }) => {

@@ -8,6 +8,7 @@ mod demo;
 mod events;
 mod host_actions;
 mod inspect;
+mod live;
 mod memory;
 mod owner;
 mod ps;

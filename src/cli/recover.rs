@@ -193,12 +193,16 @@ pub(crate) async fn open_recovered(state: &Path, hold: bool) -> anyhow::Result<(
                     None => Ok(Default::default()),
                 };
                 match (loaded, scripts) {
-                    (Ok(loaded), Ok(scripts)) => {
-                        let brains = config_brains(&loaded, scripts);
-                        let host = AgentHost::new(loaded, brains, chunks.clone(), telemetry.clone());
-                        options = options.image(host.image());
-                        hosts.push(host);
-                    }
+                    (Ok(loaded), Ok(scripts)) => match config_brains(&loaded, scripts) {
+                        Ok(brains) => {
+                            let host = AgentHost::new(loaded, brains, chunks.clone(), telemetry.clone());
+                            options = options.image(host.image());
+                            hosts.push(host);
+                        }
+                        Err(e) => {
+                            warnings.push(format!("agentvisor: cannot set up the brains of {source}: {e}"))
+                        }
+                    },
                     (Err(e), _) | (_, Err(e)) => {
                         warnings.push(format!("agentvisor: cannot load {source}: {e}"))
                     }

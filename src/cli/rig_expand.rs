@@ -51,7 +51,7 @@ pub(crate) async fn run(state: &Path, args: ExpandArgs) -> anyhow::Result<ExitCo
     let base = Path::new(&record.spec_path).parent().map(Path::to_path_buf).unwrap_or_default();
     let all =
         RigSpec { id: record.id.clone(), members: current.into_iter().chain(members.clone()).collect() };
-    match open(state, &all, &base, Some(Path::new(&record.spec_path))).await {
+    match open(state, &all, &base, Some(Path::new(&record.spec_path)), Default::default()).await {
         Ok(opened) => {
             // No live run owns the state directory: launch the new seats here.
             let outcomes = opened.runner.expand(&record.id, &members).await?;

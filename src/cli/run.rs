@@ -8,6 +8,7 @@ use super::sources::{Source, Sources, file_hash};
 use agentvisor::actors::Pid;
 use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::store::ProcessQuery;
+use agentvisor::agent::run::RootBudget;
 use agentvisor::agent::telemetry::{AgentEvent, EVENTS_FILE, Telemetry};
 use agentvisor::agent::window::SqliteChunkStore;
 use agentvisor::images::builtin_images;
@@ -31,6 +32,9 @@ pub(crate) struct RunArgs {
     /// Print the final outcomes as JSON.
     #[arg(long)]
     json: bool,
+    /// Budget flags for every native seat's root agent.
+    #[command(flatten)]
+    budget: super::agent::BudgetArgs,
 }
 
 /// Everything a rig run needs opened on a state directory.
@@ -63,6 +67,7 @@ pub(crate) async fn open(
     spec: &RigSpec,
     base: &Path,
     spec_path: Option<&Path>,
+    budget: RootBudget,
 ) -> anyhow::Result<Opened> {
     // The lock first: refused, this command creates no file in a directory another runtime owns.
     let lock = super::owner::take(state)?;
@@ -70,6 +75,9 @@ pub(crate) async fn open(
         .with_context(|| format!("failed to open the window store in {}", state.display()))?;
     let telemetry = Telemetry::with_jsonl(state.join(EVENTS_FILE))?;
     let hosts = RigHosts::load(spec, base, Arc::new(chunks), &telemetry)?;
+    for host in hosts.all() {
+        host.set_root_budget(budget);
+    }
     let options = hosts.register(builtin_images());
     if let Some(spec_path) = spec_path {
         let images: Vec<String> = hosts.all().map(|h| h.image().id.to_string()).collect();
@@ -93,7 +101,14 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
         Err(code) => return Ok(code),
     };
     let base = args.rig.parent().map(Path::to_path_buf).unwrap_or_default();
-    let opened = open(state, &spec, &base, Some(&args.rig)).await?;
+    let budget = match args.budget.root_budget() {
+        Ok(budget) => budget,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let opened = open(state, &spec, &base, Some(&args.rig), budget).await?;
     let view =
         tokio::spawn(live_view(Arc::clone(&opened.rt), opened.runner.watch(), opened.telemetry.clone()));
     // The spec's absolute path, so `rig expand` finds member paths from any directory.
@@ -150,6 +165,9 @@ async fn live_view(
 ) {
     let tty = std::io::stderr().is_terminal();
     let mut events = telemetry.subscribe();
+    let mut progress = telemetry.subscribe_progress();
+    let mut waiting: BTreeMap<String, (agentvisor::agent::telemetry::ModelProgress, tokio::time::Instant)> =
+        BTreeMap::new();
     let mut turns: HashMap<String, u64> = HashMap::new();
     let mut last: BTreeMap<String, SeatProgress> = BTreeMap::new();
     let mut drawn = 0usize;
@@ -163,11 +181,23 @@ async fn live_view(
                 }
                 continue;
             }
+            update = progress.recv() => {
+                if let Ok(p) = update {
+                    if p.done {
+                        waiting.remove(&p.pid);
+                    } else {
+                        let since = waiting.get(&p.pid).map_or_else(tokio::time::Instant::now, |(_, s)| *s);
+                        waiting.insert(p.pid.clone(), (p, since));
+                    }
+                }
+                continue;
+            }
             _ = tick.tick() => if !tty { continue },
         }
         let now = seats.borrow().clone();
         if tty {
-            let lines = draw(&rt, &now, &turns);
+            let mut lines = draw(&rt, &now, &turns);
+            lines.extend(waiting.values().map(|(p, since)| super::live::progress_line(p, *since)));
             let mut err = std::io::stderr().lock();
             if drawn > 0 {
                 let _ = write!(err, "\x1b[{drawn}A\x1b[J");

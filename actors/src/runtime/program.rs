@@ -21,21 +21,37 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// How a program run ends when it does not call `process_exit`.
 pub type ProgramResult = Result<(), ProgramError>;
 
-/// A program's own failure; the process ends `failed` with kind `program_error`.
+/// A program's own failure; the process ends `failed` with kind `program_error`, or with
+/// `budget_exhausted` for a limit the program keeps itself ([`ProgramError::budget_exhausted`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct ProgramError(pub String);
+pub struct ProgramError(pub String, pub ProgramFailure);
+
+/// The failure kind a [`ProgramError`] ends its process with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProgramFailure {
+    /// `program_error`.
+    #[default]
+    Error,
+    /// `budget_exhausted`: a limit the program keeps itself (an agent's turns) ran out.
+    BudgetExhausted,
+}
 
 impl ProgramError {
     /// A new error.
     pub fn new(message: impl Into<String>) -> Self {
-        ProgramError(message.into())
+        ProgramError(message.into(), ProgramFailure::Error)
+    }
+
+    /// A limit the program keeps itself ran out: the process ends `budget_exhausted`.
+    pub fn budget_exhausted(message: impl Into<String>) -> Self {
+        ProgramError(message.into(), ProgramFailure::BudgetExhausted)
     }
 }
 
 impl From<super::calls::ToolError> for ProgramError {
     fn from(e: super::calls::ToolError) -> Self {
-        ProgramError(e.to_string())
+        ProgramError::new(e.to_string())
     }
 }
 
@@ -204,6 +220,11 @@ impl ImageRegistry {
             tools: image.map(|i| i.tools.clone()).unwrap_or_default(),
             default_skills: image.map(|i| i.skills.clone()).unwrap_or_default(),
         }
+    }
+
+    /// Whether some registered image offers `tool`.
+    pub fn offered_anywhere(&self, tool: &str) -> bool {
+        self.images.values().any(|i| i.tools.contains(tool))
     }
 
     /// Registered image ids, sorted.

@@ -186,6 +186,7 @@ impl Brain for DrivenBrain {
                 input_tokens,
                 output_tokens: tokens::assistant_tokens(&message),
                 cached_tokens: 0,
+                cache_write_tokens: 0,
                 cost_micros: None,
             };
             let finish = FinishReason::inferred(&message);

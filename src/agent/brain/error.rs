@@ -41,16 +41,6 @@ pub enum BrainError {
         /// What was wrong, with the JSON path where there is one.
         detail: String,
     },
-    /// A tool call's arguments are not JSON (the provider sends them as a JSON string).
-    #[error("tool call {call_id:?} to {name:?} has arguments that are not valid JSON: {detail}")]
-    InvalidToolArguments {
-        /// The call's id.
-        call_id: String,
-        /// The tool it calls.
-        name: String,
-        /// What was wrong.
-        detail: String,
-    },
     /// The response body is larger than [`super::limits::RESPONSE_BYTES_MAX`].
     #[error("the model server's response is larger than {limit_bytes} bytes")]
     ResponseTooLarge {
@@ -76,6 +66,19 @@ pub enum BrainError {
     Timeout {
         /// The timeout that passed.
         timeout: Duration,
+    },
+    /// Every attempt the retry policy allowed failed with a retryable error (a dead or
+    /// overloaded server): the turn gives up.
+    #[error("the model call failed after {attempts} attempts over {elapsed_ms} ms ({why}); the last: {last}")]
+    RetriesExhausted {
+        /// Attempts made.
+        attempts: u32,
+        /// Time spent on them and the waits between them.
+        elapsed_ms: u64,
+        /// Why no further attempt is made.
+        why: String,
+        /// The last attempt's error.
+        last: Box<BrainError>,
     },
     /// A scripted brain was asked for more turns than its script holds.
     #[error("the script has no turn left: all {turns} were played")]
@@ -110,11 +113,11 @@ impl BrainError {
             BrainError::Transport { .. } => "brain_transport",
             BrainError::HttpStatus { .. } => "brain_http_status",
             BrainError::MalformedResponse { .. } => "brain_malformed_response",
-            BrainError::InvalidToolArguments { .. } => "brain_invalid_tool_arguments",
             BrainError::ResponseTooLarge { .. } => "brain_response_too_large",
             BrainError::Provider { .. } => "brain_provider_error",
             BrainError::Refused { .. } => "brain_refused",
             BrainError::Timeout { .. } => "brain_timeout",
+            BrainError::RetriesExhausted { .. } => "brain_retries_exhausted",
             BrainError::ScriptExhausted { .. } => "brain_script_exhausted",
             BrainError::ScriptExpectation { .. } => "brain_script_expectation",
             BrainError::DriverGone { .. } => "brain_driver_gone",
@@ -122,11 +125,12 @@ impl BrainError {
     }
 
     /// Whether the same request may succeed if sent again: transport failures, timeouts,
-    /// HTTP 408, 429 and 5xx. A retry policy decides how often; this only says whether.
+    /// HTTP 408, 409, 429 and 5xx (529 included). The brains' [`RetryPolicy`](super::RetryPolicy)
+    /// decides how often; this only says whether.
     pub fn is_retryable(&self) -> bool {
         match self {
             BrainError::Transport { .. } | BrainError::Timeout { .. } => true,
-            BrainError::HttpStatus { status, .. } => matches!(status, 408 | 429 | 500..=599),
+            BrainError::HttpStatus { status, .. } => super::retry::status_is_retryable(*status),
             _ => false,
         }
     }

@@ -144,6 +144,10 @@ pub struct Usage {
     pub output_tokens: u64,
     /// Of the input tokens, those served from the provider's prompt cache.
     pub cached_tokens: u64,
+    /// Of the input tokens, those written into the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`; billed above the plain input rate).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
     /// The cost in millionths of a currency unit, when the provider reports one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_micros: Option<u64>,
@@ -161,10 +165,15 @@ impl Usage {
             input_tokens: self.input_tokens.saturating_add(other.input_tokens),
             output_tokens: self.output_tokens.saturating_add(other.output_tokens),
             cached_tokens: self.cached_tokens.saturating_add(other.cached_tokens),
+            cache_write_tokens: self.cache_write_tokens.saturating_add(other.cache_write_tokens),
             cost_micros: match (self.cost_micros, other.cost_micros) {
                 (Some(a), Some(b)) => Some(a.saturating_add(b)),
                 _ => None,
             },
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

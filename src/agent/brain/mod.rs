@@ -13,25 +13,40 @@
 //!   (the scenario runner plays the model with it).
 //! - [`OpenAiBrain`] posts to any OpenAI-compatible `/chat/completions` endpoint (hosted or a
 //!   local server).
+//! - [`AnthropicBrain`] posts to the Anthropic Messages API (`/v1/messages`).
+//!
+//! The HTTP brains retry failed calls ([`RetryPolicy`]), can stream, and report retries and
+//! progress to a [`TurnObserver`].
 //!
 //! The system prompt is a slot, not a message: [`Message`] has no system role, so a history
 //! cannot hold one, and a brain renders the slot first on every request. See `docs/brains.md`.
 
+pub mod anthropic;
+mod call;
 mod driven;
 mod error;
+mod http;
 pub mod limits;
 mod message;
+mod observe;
 pub mod openai;
+mod retry;
 mod scripted;
+mod settings;
 pub mod tokens;
 mod window;
 
 pub use crate::tools::ToolSpec;
+pub use anthropic::{AnthropicBrain, AnthropicConfig};
 pub use driven::{DrivenBrains, DrivenDriver, TurnAbandoned, TurnAsk};
 pub use error::BrainError;
+pub use http::RESERVED_HEADERS;
 pub use message::{AssistantMessage, Message, Role, ToolCall, Usage};
-pub use openai::{OpenAiBrain, OpenAiConfig};
+pub use observe::{Progress, RetryNotice, TurnObserver};
+pub use openai::{OpenAiBrain, OpenAiConfig, api_key_from_env};
+pub use retry::{RetryPolicy, Sleeper, parse_retry_after};
 pub use scripted::{Expect, Script, ScriptedBrain, ScriptedCall, ScriptedTurn};
+pub use settings::{ModelSettings, Prices};
 pub use window::{WindowView, tail_since_assistant};
 
 use serde::{Deserialize, Serialize};
@@ -61,7 +76,8 @@ pub trait Brain: Send + Sync {
     fn turn<'a>(&'a self, request: TurnRequest<'a>) -> TurnFuture<'a>;
 }
 
-/// What a brain is asked: the rendered system prompt slot, the window and the offered tools.
+/// What a brain is asked: the rendered system prompt slot, the window and the offered tools,
+/// and optionally who watches the turn's retries and progress.
 #[derive(Clone, Copy)]
 pub struct TurnRequest<'a> {
     /// The system prompt, rendered for this agent and this request. Empty means none.
@@ -70,12 +86,20 @@ pub struct TurnRequest<'a> {
     pub window: &'a dyn WindowView,
     /// The tools the model may call.
     pub tools: &'a [ToolSpec],
+    /// Told of each retry and of the answer's progress (HTTP brains); `None` for nobody.
+    pub observer: Option<&'a dyn TurnObserver>,
 }
 
 impl<'a> TurnRequest<'a> {
     /// A request over `window` with the system slot `system` and the tools `tools`.
     pub fn new(system: &'a str, window: &'a dyn WindowView, tools: &'a [ToolSpec]) -> TurnRequest<'a> {
-        TurnRequest { system, window, tools }
+        TurnRequest { system, window, tools, observer: None }
+    }
+
+    /// This request, watched by `observer`.
+    pub fn with_observer(mut self, observer: &'a dyn TurnObserver) -> TurnRequest<'a> {
+        self.observer = Some(observer);
+        self
     }
 }
 

@@ -303,6 +303,7 @@ impl ScriptedBrain {
             input_tokens: tokens::request_tokens(request),
             output_tokens: tokens::assistant_tokens(&message),
             cached_tokens: 0,
+            cache_write_tokens: 0,
             cost_micros: None,
         };
         let finish = scripted.finish.clone().unwrap_or_else(|| FinishReason::inferred(&message));

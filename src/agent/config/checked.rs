@@ -1,6 +1,7 @@
 //! A configuration that passed the launch check.
 
 use super::brain_ref::BrainSpec;
+use super::budget::AgentBudget;
 use super::capability::Capability;
 use super::ids::{BrainId, MachineId, ProfileId, Target};
 use super::machine::{Machine, State};
@@ -22,15 +23,28 @@ pub struct CheckedConfig {
     brains: BTreeMap<BrainId, BrainSpec>,
     profiles: BTreeMap<ProfileId, Profile>,
     machines: BTreeMap<MachineId, Machine>,
+    default_budget: AgentBudget,
 }
 
 impl CheckedConfig {
-    pub(super) fn new(brains: Vec<BrainSpec>, profiles: Vec<Profile>, machines: Vec<Machine>) -> Self {
+    pub(super) fn new(
+        brains: Vec<BrainSpec>,
+        profiles: Vec<Profile>,
+        machines: Vec<Machine>,
+        default_budget: AgentBudget,
+    ) -> Self {
         CheckedConfig {
+            default_budget,
             brains: brains.into_iter().map(|b| (b.id().clone(), b)).collect(),
             profiles: profiles.into_iter().map(|p| (p.id().clone(), p)).collect(),
             machines: machines.into_iter().map(|m| (m.id().clone(), m)).collect(),
         }
+    }
+
+    /// The cap a root launch gets in each dimension neither a flag nor its profile sets: the
+    /// configuration's `default_budget`, or [`crate::agent::limits::DEFAULT_ROOT_BUDGET`].
+    pub fn default_budget(&self) -> &AgentBudget {
+        &self.default_budget
     }
 
     /// The brains, by id.

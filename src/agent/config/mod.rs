@@ -31,6 +31,7 @@
 //! ```
 
 mod brain_ref;
+mod budget;
 mod capability;
 mod check;
 mod checked;
@@ -42,7 +43,8 @@ mod profile;
 mod prompt;
 mod report;
 
-pub use brain_ref::{BrainBackend, BrainKind, BrainSpec};
+pub use brain_ref::{BrainBackend, BrainKind, BrainSpec, HttpSettings, RawFloat};
+pub use budget::{AgentBudget, Guards};
 pub use capability::{Capability, CapabilitySet, ChildProcesses, Memories, MemoryScope, ProgramLibrary};
 pub use check::check;
 pub use checked::CheckedConfig;
@@ -56,7 +58,8 @@ pub use report::{LaunchReport, Problem, ProblemCode};
 
 /// The file format's entries as written, below [`AgentConfig`]: what [`check`] reads.
 pub mod raw {
-    pub use super::brain_ref::RawBrain;
+    pub use super::brain_ref::{RawBrain, RawPrices};
+    pub use super::budget::{RawBudget, RawGuards};
     pub use super::capability::{
         RawCapabilities, RawEntry, RawMemories, RawProgramLibrary, RawSwitch, Switchable,
     };

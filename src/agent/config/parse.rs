@@ -29,6 +29,9 @@ pub struct AgentConfig {
     /// The declared state machines.
     #[serde(default)]
     pub machines: Vec<RawMachine>,
+    /// The cap a root launch gets in each dimension neither a flag nor its profile sets
+    /// (default [`crate::agent::limits::DEFAULT_ROOT_BUDGET`]); `--unlimited` drops it.
+    pub default_budget: Option<super::budget::RawBudget>,
 }
 
 fn size_check(format: ConfigFormat, text: &str) -> Result<(), ParseError> {

@@ -1,5 +1,6 @@
 //! Agent profiles: what an agent is (brain, window, prompt, roster, capabilities, compaction).
 
+use super::budget::{AgentBudget, Guards, RawBudget, RawGuards};
 use super::capability::{CapabilitySet, RawCapabilities};
 use super::ids::{BrainId, ProfileId, Target};
 use super::prompt::PromptTemplate;
@@ -32,6 +33,11 @@ pub struct RawProfile {
     /// own brain at 80%).
     #[serde(default)]
     pub compaction: RawCompaction,
+    /// What an agent of this profile may spend (default: no limit of its own; a root launch
+    /// gets the default cap).
+    pub budget: Option<RawBudget>,
+    /// When a model that repeats itself or keeps sending malformed calls is stopped.
+    pub guards: Option<RawGuards>,
 }
 
 /// How a window over its limit is brought back under it.
@@ -72,6 +78,8 @@ pub struct Profile {
     pub(super) roster: Vec<Target>,
     pub(super) capabilities: CapabilitySet,
     pub(super) compaction: Compaction,
+    pub(super) budget: AgentBudget,
+    pub(super) guards: Guards,
 }
 
 impl Profile {
@@ -119,6 +127,16 @@ impl Profile {
     /// The compaction strategy.
     pub fn compaction(&self) -> &Compaction {
         &self.compaction
+    }
+
+    /// Its budget (each dimension `None` where the profile sets none).
+    pub fn budget(&self) -> &AgentBudget {
+        &self.budget
+    }
+
+    /// Its guards.
+    pub fn guards(&self) -> &Guards {
+        &self.guards
     }
 }
 

@@ -43,6 +43,14 @@ problem_codes! {
     InvalidBaseUrl = "invalid_base_url",
     /// An `api_key_env` that is not an environment variable name (a key pasted in, say).
     InvalidEnvVarName = "invalid_env_var_name",
+    /// An HTTP brain setting (timeout, sampling, stop, retries) outside its bounds.
+    SettingOutOfRange = "setting_out_of_range",
+    /// An extra header that is not a valid or allowed HTTP header.
+    InvalidHeader = "invalid_header",
+    /// A money amount (a price, a budget's cost) that is not a decimal dollar string.
+    InvalidMoney = "invalid_money",
+    /// A budget or guard value outside its bounds.
+    BudgetOutOfRange = "budget_out_of_range",
     /// A profile or summarizer names a brain that is not declared.
     UnknownBrain = "unknown_brain",
     /// A window of zero tokens.

@@ -65,6 +65,34 @@ pub enum AgentError {
         /// What is wrong.
         message: String,
     },
+    /// A limit the agent keeps itself ran out (its turns; a profile's tokens or cost).
+    #[error("budget {dimension} exhausted: {used} used of {limit}")]
+    BudgetExhausted {
+        /// The dimension (`turns`, `tokens`, `cost_micros`).
+        dimension: &'static str,
+        /// The limit.
+        limit: u64,
+        /// What was used.
+        used: u64,
+    },
+    /// The model sent malformed tool calls (arguments not JSON, unknown tools) turn after turn.
+    #[error(
+        "malformed_tool_calls: {turns} turns in a row held a malformed tool call (arguments not valid JSON, or a tool that does not exist); the model is not correcting them"
+    )]
+    MalformedTurns {
+        /// Consecutive malformed turns.
+        turns: u32,
+    },
+    /// The model made the same call with the same arguments again after the warning.
+    #[error(
+        "repeated_tool_call: the model called {tool} with the same arguments {times} times in a row, after a warning"
+    )]
+    RepeatedToolCall {
+        /// The tool.
+        tool: String,
+        /// Times in a row.
+        times: u32,
+    },
     /// The model kept going past the turn bound.
     #[error("the agent took {turns} turns without ending; the bound is {max}")]
     TooManyTurns {
@@ -84,7 +112,10 @@ impl AgentError {
 
 impl From<AgentError> for ProgramError {
     fn from(e: AgentError) -> ProgramError {
-        ProgramError::new(e.to_string())
+        match e {
+            AgentError::BudgetExhausted { .. } => ProgramError::budget_exhausted(e.to_string()),
+            e => ProgramError::new(e.to_string()),
+        }
     }
 }
 

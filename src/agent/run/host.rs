@@ -6,13 +6,12 @@ use super::launch::AgentLaunch;
 use super::program::AgentProgram;
 use crate::actors::ImageId;
 use crate::actors::Pid;
-use crate::actors::kernel::budget::Budget;
 use crate::actors::kernel::capability::{CapabilityRequest, Rights};
 use crate::actors::runtime::RootSpec;
 use crate::actors::runtime::program::Image;
 use crate::actors::store::Store;
 use crate::agent::brain::{Brain, Message, Script};
-use crate::agent::config::{BrainBackend, Capability, CheckedConfig};
+use crate::agent::config::{AgentBudget, Capability, CheckedConfig};
 use crate::agent::telemetry::Telemetry;
 use crate::agent::window::{ChunkStore, Window};
 use crate::tools::ToolName;
@@ -67,8 +66,8 @@ pub struct AgentHost {
     /// Fork handoffs within this runtime: the forker's window, shared in O(1), by the fork's
     /// pid. A fork restarted after a reopen restores the same window from the chunk store.
     pub(crate) handoffs: DashMap<Pid, Window<Message>>,
-    /// The budget a root agent is launched with when the caller gives none.
-    pub(crate) root_budget: Budget,
+    /// What a root launch's budget is made from besides its profile's.
+    pub(crate) root_budget: parking_lot::Mutex<RootBudget>,
     /// The image id its agents run on.
     image_id: ImageId,
     /// The runtime's store, once attached: where a seat started from a prior conversation
@@ -119,7 +118,7 @@ impl AgentHost {
             chunks,
             telemetry,
             handoffs: DashMap::new(),
-            root_budget: Budget::UNLIMITED,
+            root_budget: parking_lot::Mutex::new(RootBudget::default()),
             store: std::sync::OnceLock::new(),
             image_id,
         })
@@ -255,14 +254,44 @@ impl AgentHost {
             image: self.image_id.clone(),
             cwd: "/".to_string(),
             capabilities: self.launch_capabilities(agent),
-            budget: self.root_budget,
+            budget: self.root_limits(agent).kernel,
             clearance: None,
             goal_labels: Default::default(),
         })
     }
 }
 
+/// What a root launch's budget is made from besides its profile's budget: the caller's
+/// limits (command-line flags), and whether the default cap applies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RootBudget {
+    /// Limits the caller sets; they take precedence over the profile's.
+    pub limits: AgentBudget,
+    /// No default cap: dimensions neither the caller nor the profile sets are unlimited.
+    pub unlimited: bool,
+}
+
 impl AgentHost {
+    /// Sets what root launches' budgets are made from (the default: no caller limits, the
+    /// default cap on).
+    pub fn set_root_budget(&self, budget: RootBudget) {
+        *self.root_budget.lock() = budget;
+    }
+
+    /// The limits a root launch of `agent` runs under: per dimension the caller's, else the
+    /// profile's (a machine's entry profile), else the configuration's default cap
+    /// (`default_budget`, or [`crate::agent::limits::DEFAULT_ROOT_BUDGET`]) unless unlimited.
+    pub fn root_limits(&self, agent: &str) -> AgentBudget {
+        let root = *self.root_budget.lock();
+        let profile = self
+            .config
+            .target(agent)
+            .and_then(|t| self.config.first_profile(&t).map(|p| *p.budget()))
+            .unwrap_or(AgentBudget::NONE);
+        let chosen = root.limits.or(&profile);
+        if root.unlimited { chosen } else { chosen.or(self.config.default_budget()) }
+    }
+
     /// What a process launched as `agent` is granted: `process:spawn` (execute, delegable) if
     /// it, or anything it can become by exec or a machine transition, may start subagents or
     /// forks; nothing otherwise.
@@ -319,37 +348,4 @@ pub fn read_scripts(file: &std::path::Path) -> Result<std::collections::HashMap<
         scripts.insert(name, script);
     }
     Ok(scripts)
-}
-
-/// The brain backends a configuration declares, built as real brains: OpenAI-compatible
-/// endpoints with their key from the environment; scripted brains from `scripts` by name.
-/// Scripted brains are made afresh per incarnation, so each incarnation plays its script from
-/// its own first turn (skipping the turns a restarted incarnation already took); a fork plays
-/// the script named `<script>.fork` if there is one.
-pub fn config_brains(
-    config: &CheckedConfig,
-    scripts: std::collections::HashMap<String, crate::agent::brain::Script>,
-) -> Arc<dyn BrainProvider> {
-    let backends: std::collections::HashMap<String, BrainBackend> =
-        config.brains().map(|b| (b.id().as_str().to_string(), b.backend().clone())).collect();
-    Arc::new(move |identity: &AgentIdentity| -> Result<Arc<dyn Brain>, AgentError> {
-        let no_brain = || AgentError::NoBrain { brain: identity.brain.clone() };
-        match backends.get(&identity.brain).ok_or_else(no_brain)? {
-            BrainBackend::Scripted { script } => {
-                // A fork plays `<script>.fork` when there is one: a copy has its own line.
-                let fork_script =
-                    identity.launch.fork.as_ref().and_then(|_| scripts.get(&format!("{script}.fork")));
-                let script = fork_script.or_else(|| scripts.get(script)).ok_or_else(no_brain)?;
-                Ok(Arc::new(crate::agent::brain::ScriptedBrain::new(script.skip(identity.turns_taken))))
-            }
-            BrainBackend::Openai { base_url, model, api_key_env } => {
-                let config = crate::agent::brain::OpenAiConfig::new(base_url.clone(), model.clone())
-                    .with_api_key_from_env(api_key_env)
-                    .map_err(|source| AgentError::Brain { turn: 0, source })?;
-                let brain = crate::agent::brain::OpenAiBrain::new(config)
-                    .map_err(|source| AgentError::Brain { turn: 0, source })?;
-                Ok(Arc::new(brain))
-            }
-        }
-    })
 }

@@ -15,6 +15,7 @@
 //! - `compact.rs`: compaction before a turn; `prompt.rs`: the system prompt slot.
 //! - `state.rs`: the durable agent state; `launch.rs`: the goal document.
 
+mod brains;
 mod calls;
 mod checkpoint;
 mod compact;
@@ -34,10 +35,12 @@ mod state;
 mod succession;
 mod tools;
 mod turn;
+mod watch;
 
 pub use crate::tools::AgentTool;
+pub use brains::{BrainSetupError, config_brains};
 pub use error::AgentError;
-pub use host::{AGENT_IMAGE, AgentHost, AgentIdentity, BrainProvider, config_brains, read_scripts};
+pub use host::{AGENT_IMAGE, AgentHost, AgentIdentity, BrainProvider, RootBudget, read_scripts};
 pub use launch::{AgentLaunch, ForkOrigin};
 pub use memories::MEMORIES_CHANNEL;
 pub use program::AgentProgram;

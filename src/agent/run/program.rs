@@ -15,7 +15,7 @@ use crate::actors::kernel::mailbox::Notice;
 use crate::actors::runtime::ProcessContext;
 use crate::actors::runtime::calls::BatchRule;
 use crate::actors::runtime::program::{BoxFuture, Program, ProgramResult, ProgramStart};
-use crate::agent::brain::{Brain, Message, ToolSpec, TurnRequest, tokens};
+use crate::agent::brain::{Brain, Message, ToolSpec, tokens};
 use crate::agent::config::Profile;
 use crate::agent::limits::AGENT_TURNS_MAX;
 use crate::agent::telemetry::{AgentEvent, SpawnVia};
@@ -26,9 +26,9 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub(crate) struct RequestParts {
     /// The system prompt slot.
-    system: Arc<str>,
+    pub(crate) system: Arc<str>,
     /// The offered tools.
-    tools: Arc<[ToolSpec]>,
+    pub(crate) tools: Arc<[ToolSpec]>,
     /// The estimated tokens of the system slot and the tool specs.
     fixed_tokens: u64,
 }
@@ -82,6 +82,8 @@ pub(crate) struct Agent {
     pub(crate) rendered: Option<Rendered>,
     /// Turns the current incarnation has taken.
     pub(crate) incarnation_turns: u64,
+    /// The malformed-call and repetition guards' counts.
+    pub(crate) guards: super::watch::GuardState,
     /// The module objects as this execution last wrote them (unchanged ones are not rewritten).
     pub(crate) written: std::collections::HashMap<&'static str, serde_json::Value>,
 }
@@ -169,10 +171,12 @@ impl Agent {
             self.take_inbox().await?;
             let parts = self.request_parts()?;
             let compacted = self.compact_if_needed(parts.fixed_tokens).await?;
+            self.check_own_budget(0)?;
             let turn_no = self.window.next_turn();
-            let turn = self.think(parts, turn_no).await?;
+            let offered = Arc::clone(&parts.tools);
+            let (turn, streamed) = self.think_watched(parts, turn_no).await?;
             self.incarnation_turns += 1;
-            self.charge(&turn.usage).await?;
+            self.charge_after_stream(&turn.usage, streamed).await?;
             if let Some(cost) = self.state.costs.last_mut() {
                 cost.turns += 1;
             }
@@ -181,10 +185,16 @@ impl Agent {
             self.window.push(Message::Assistant(turn.message))?;
             let mut declared = Declarations::default();
             let mut batch = BatchRule::new();
+            let mut malformed = false;
             for call in &calls {
-                let result = self.execute(call, &mut declared, &mut batch, turn_no).await;
+                let result = match self.screen_call(call, &offered, &mut malformed)? {
+                    Some(refused) => refused,
+                    None => self.execute(call, &mut declared, &mut batch, turn_no).await,
+                };
+                let result = result + &self.repetition_warning().unwrap_or_default();
                 self.window.push(Message::tool_result(call.id.clone(), result))?;
             }
+            self.after_calls(malformed)?;
             if calls.is_empty() {
                 // A turn with no call ends the session with its text as the result.
                 let _ = declared.declare_ending(text.map(serde_json::Value::String));
@@ -208,29 +218,22 @@ impl Agent {
         }
     }
 
-    /// Runs the brain in its own task on an O(1) copy of the window.
-    async fn think(
-        &self,
-        parts: RequestParts,
-        turn_no: u64,
-    ) -> Result<crate::agent::brain::Turn, AgentError> {
-        let brain = Arc::clone(&self.brain);
-        let window = self.window.fork();
-        let task =
-            tokio::spawn(
-                async move { brain.turn(TurnRequest::new(&parts.system, &window, &parts.tools)).await },
-            );
-        match task.await {
-            Ok(result) => result.map_err(|source| AgentError::Brain { turn: turn_no, source }),
-            Err(join) => Err(AgentError::BrainTask { turn: turn_no, message: join.to_string() }),
-        }
-    }
-
     /// Charges a turn's (or a summary's) usage to the kernel budget and to the incarnation.
     pub(crate) async fn charge(&mut self, usage: &crate::agent::brain::Usage) -> Result<(), AgentError> {
+        self.charge_after_stream(usage, 0).await
+    }
+
+    /// [`Self::charge`] for a turn whose `streamed` output tokens were charged to the kernel
+    /// while they arrived: only the rest is charged now.
+    pub(crate) async fn charge_after_stream(
+        &mut self,
+        usage: &crate::agent::brain::Usage,
+        streamed: u64,
+    ) -> Result<(), AgentError> {
         self.state.charge(usage);
+        self.check_own_budget(0)?;
         let kernel = crate::actors::kernel::budget::Usage {
-            tokens: usage.total_tokens(),
+            tokens: usage.total_tokens().saturating_sub(streamed),
             cost_micros: usage.cost_micros.unwrap_or(0),
             ..Default::default()
         };

@@ -69,6 +69,7 @@ impl Agent {
             inbox_unread: true,
             rendered: None,
             incarnation_turns: turns,
+            guards: Default::default(),
             written: Default::default(),
         };
         let brain = agent.profile()?.brain().as_str().to_string();

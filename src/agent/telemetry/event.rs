@@ -81,6 +81,21 @@ pub enum AgentEvent {
         /// Whether the window was compacted before it.
         compacted: bool,
     },
+    /// A model call failed with a retryable error and is tried again after a wait.
+    ModelRetried {
+        /// The turn.
+        turn: u64,
+        /// The attempt that failed, from 1.
+        attempt: u32,
+        /// The wait before the next attempt, in milliseconds.
+        delay_ms: u64,
+        /// Whether the wait is the server's `Retry-After`.
+        retry_after: bool,
+        /// The failure's stable code.
+        code: String,
+        /// The failure.
+        message: String,
+    },
     /// The window was compacted.
     Compacted {
         /// The turn it happened before.
@@ -138,6 +153,7 @@ impl AgentEvent {
             AgentEvent::AgentTransition { .. } => "agent_transition",
             AgentEvent::FsmState { .. } => "fsm_state",
             AgentEvent::TurnCompleted { .. } => "turn_completed",
+            AgentEvent::ModelRetried { .. } => "model_retried",
             AgentEvent::Compacted { .. } => "compacted",
             AgentEvent::MessageSent { .. } => "message_sent",
             AgentEvent::MessageReceived { .. } => "message_received",

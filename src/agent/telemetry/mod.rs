@@ -32,7 +32,7 @@ pub use event::{AgentEvent, EventRecord, ModuleMoveRecord, SpawnVia, TransitionK
 pub use limits::{BROADCAST_CAPACITY, EVENT_LINE_BYTES_MAX, RECORDS_MAX};
 pub use read::{EventFileReader, EventLine, read_jsonl};
 pub use summary::SUMMARY_TEXT_CHARS_MAX;
-pub use telemetry::Telemetry;
+pub use telemetry::{ModelProgress, Telemetry};
 
 /// The agent event file's name inside a state directory.
 pub const EVENTS_FILE: &str = "agent-events.jsonl";

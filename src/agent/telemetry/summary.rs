@@ -54,6 +54,11 @@ impl AgentEvent {
                 },
                 if *compacted { " compacted" } else { "" }
             ),
+            AgentEvent::ModelRetried { turn, attempt, delay_ms, retry_after, code, message } => format!(
+                "turn {turn} attempt {attempt} failed ({code}), retrying in {delay_ms} ms{}: {}",
+                if *retry_after { " (Retry-After)" } else { "" },
+                clip(message)
+            ),
             AgentEvent::Compacted { turn, tokens_before, tokens_after, cut } => {
                 format!("before turn {turn}: {tokens_before} -> {tokens_after} tokens, {cut} messages cut")
             }

@@ -30,6 +30,27 @@ struct Inner {
     /// order.
     state: Mutex<State>,
     tx: broadcast::Sender<EventRecord>,
+    progress: broadcast::Sender<ModelProgress>,
+}
+
+/// How a model call under way is going: sent to progress subscribers only (a live line),
+/// never kept or written, since it changes with every streamed chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelProgress {
+    /// The process.
+    pub pid: String,
+    /// The incarnation.
+    pub agent_id: String,
+    /// The turn.
+    pub turn: u64,
+    /// The attempt, from 1.
+    pub attempt: u32,
+    /// Since the turn's call started, in milliseconds.
+    pub elapsed_ms: u64,
+    /// Output tokens so far (estimated until the server reports them).
+    pub output_tokens: u64,
+    /// Whether the call has ended (answered or failed).
+    pub done: bool,
 }
 
 #[derive(Debug)]
@@ -60,8 +81,9 @@ impl Telemetry {
 
     fn build(sink: Option<JsonlSink>) -> Telemetry {
         let (tx, _) = broadcast::channel(BROADCAST_CAPACITY);
+        let (progress, _) = broadcast::channel(BROADCAST_CAPACITY);
         let state = State { next_seq: 1, records: VecDeque::new(), sink };
-        Telemetry { inner: Arc::new(Inner { state: Mutex::new(state), tx }) }
+        Telemetry { inner: Arc::new(Inner { state: Mutex::new(state), tx, progress }) }
     }
 
     /// Emits `event` on the stream of incarnation `agent_id` of process `pid`, and returns the
@@ -100,6 +122,16 @@ impl Telemetry {
             record.event.summary()
         );
         record
+    }
+
+    /// Sends a model call's progress to progress subscribers (nothing is kept or written).
+    pub fn progress(&self, progress: ModelProgress) {
+        let _ = self.inner.progress.send(progress);
+    }
+
+    /// A new subscription to model-call progress (a live "waiting on model" line).
+    pub fn subscribe_progress(&self) -> broadcast::Receiver<ModelProgress> {
+        self.inner.progress.subscribe()
     }
 
     /// A new subscription; it receives the records emitted from now on.

@@ -56,7 +56,11 @@ impl RigHosts {
                 path: path.display().to_string(),
                 message,
             })?;
-            let brains = config_brains(&config, scripts);
+            let brains = config_brains(&config, scripts).map_err(|e| HostError {
+                member: member.id.to_string(),
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })?;
             let suffix = image_suffix(agent_ref);
             let host =
                 AgentHost::with_image_suffix(&suffix, config, brains, Arc::clone(&chunks), telemetry.clone());

@@ -288,7 +288,13 @@ impl ProcessActor {
         state.run = None;
         let event = match result {
             Ok(Ok(())) => Event::Exit { result_oid: None },
-            Ok(Err(e)) => Event::Fail { kind: FailureKind::ProgramError, message: e.0 },
+            Ok(Err(crate::runtime::program::ProgramError(message, failure))) => {
+                let kind = match failure {
+                    crate::runtime::program::ProgramFailure::Error => FailureKind::ProgramError,
+                    crate::runtime::program::ProgramFailure::BudgetExhausted => FailureKind::BudgetExhausted,
+                };
+                Event::Fail { kind, message }
+            }
             Err(panic) => Event::Fail { kind: FailureKind::Panic, message: format!("panicked: {panic}") },
         };
         if state.row.status == Status::Paused && matches!(event, Event::Exit { .. }) {

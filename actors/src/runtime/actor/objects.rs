@@ -203,18 +203,17 @@ impl ProcessActor {
         skills: Vec<Skill>,
     ) -> Result<CallOk, ToolError> {
         let me = state.pid();
-        let offered = self.shared.images.get(&state.row.image).map(|i| i.tools.clone()).unwrap_or_default();
+        // A skill names tools some image offers: a cross-image fork keeps it where the child's
+        // image offers them all. A tool no image offers could never be used.
+        let images = &self.shared.images;
         for skill in &skills {
-            if let Some(tool) = skill.allowed_tools.iter().find(|t| !offered.contains(*t)) {
-                let listed: Vec<&str> = offered.iter().map(String::as_str).collect();
+            if let Some(tool) = skill.allowed_tools.iter().find(|t| !images.offered_anywhere(t)) {
                 return Err(ToolError::new(
                     "tool_not_offered",
                     format!(
-                        "skill {:?} allows {:?}, which this process's image {} does not offer; its tools are [{}]",
+                        "skill {:?} allows {:?}, which no image of this runtime offers; name tools an image offers",
                         crate::limits::excerpt(&skill.name),
                         crate::limits::excerpt(tool),
-                        state.row.image,
-                        listed.join(", ")
                     ),
                 ));
             }

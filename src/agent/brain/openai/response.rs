@@ -65,9 +65,10 @@ struct WireUsage {
     completion_tokens: Option<u64>,
     #[serde(default)]
     prompt_tokens_details: Option<WirePromptDetails>,
-    /// Some gateways (OpenRouter) report the request's cost in currency units.
+    /// Some gateways (OpenRouter) report the request's cost in currency units; read from the
+    /// number's decimal text, never through a float.
     #[serde(default)]
-    cost: Option<f64>,
+    cost: Option<serde_json::Number>,
 }
 
 #[derive(Deserialize)]
@@ -168,13 +169,12 @@ fn tool_calls(wire: Vec<WireToolCall>) -> Result<Vec<ToolCall>, BrainError> {
         let arguments = match call.function.arguments {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(Value::String(text)) if text.trim().is_empty() => Value::Object(Map::new()),
-            Some(Value::String(text)) => {
-                serde_json::from_str(&text).map_err(|e| BrainError::InvalidToolArguments {
-                    call_id: id.clone(),
-                    name: name.clone(),
-                    detail: format!("{e} in {:?}", excerpt(&text, ERROR_BODY_EXCERPT_BYTES_MAX)),
-                })?
-            }
+            // Arguments that are not JSON are kept as the text the model wrote: the turn loop
+            // answers the call with an error the model can correct.
+            Some(Value::String(text)) => match serde_json::from_str::<Value>(&text) {
+                Ok(value) => value,
+                Err(_) => Value::String(text),
+            },
             // Some servers send the arguments as JSON rather than as a string of it.
             Some(value) => value,
         };
@@ -188,12 +188,37 @@ fn usage(wire: WireUsage) -> Usage {
         input_tokens: wire.prompt_tokens.unwrap_or(0),
         output_tokens: wire.completion_tokens.unwrap_or(0),
         cached_tokens: wire.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0),
-        // `as` saturates; a negative or non-finite cost is not a cost.
-        cost_micros: wire
-            .cost
-            .filter(|c| c.is_finite() && *c >= 0.0)
-            .map(|c| (c * 1_000_000.0).round() as u64),
+        cache_write_tokens: 0,
+        cost_micros: wire.cost.and_then(|c| number_micros(&c)),
     }
+}
+
+/// A JSON number of currency units as micro-units, from its decimal text (`0.000123`,
+/// `1.5e-4`); `None` for a negative cost. Digits past the sixth decimal round up.
+fn number_micros(number: &serde_json::Number) -> Option<u64> {
+    if let Some(units) = number.as_u64() {
+        return units.checked_mul(1_000_000);
+    }
+    let text = number.to_string();
+    if text.starts_with('-') {
+        return None;
+    }
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().ok()?),
+        None => (text.as_str(), 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{whole}{fraction}");
+    // value = digits · 10^(exponent - fraction.len()); micro-units shift it by 6.
+    let shift = exponent - i32::try_from(fraction.len()).ok()? + 6;
+    let digits: u128 = digits.trim_start_matches('0').parse().unwrap_or(0);
+    let micros = if shift >= 0 {
+        digits.checked_mul(10u128.checked_pow(u32::try_from(shift).ok()?)?)?
+    } else {
+        let divisor = 10u128.checked_pow(u32::try_from(-shift).ok()?).unwrap_or(u128::MAX);
+        digits.div_ceil(divisor)
+    };
+    u64::try_from(micros).ok()
 }
 
 fn provider_message(error: &Value) -> String {

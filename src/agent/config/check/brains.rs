@@ -45,26 +45,43 @@ fn check_brain(brain: &RawBrain, path: &str, problems: &mut Problems) -> Option<
             format!("{path}.kind"),
             ProblemCode::MissingField,
             None,
-            "this brain has no `kind`; write `scripted` (a named script) or `openai` (an OpenAI-compatible \
-             endpoint)",
+            "this brain has no `kind`; write `scripted` (a named script), `openai` (an OpenAI-compatible \
+             endpoint) or `anthropic` (the Anthropic Messages API)",
         );
         return None;
     };
-    let foreign: &[(&str, &Option<String>)] = match kind {
-        BrainKind::Scripted => {
-            &[("base_url", &brain.base_url), ("model", &brain.model), ("api_key_env", &brain.api_key_env)]
+    let http_fields: [(&str, bool); 13] = [
+        ("base_url", brain.base_url.is_some()),
+        ("model", brain.model.is_some()),
+        ("api_key_env", brain.api_key_env.is_some()),
+        ("timeout_ms", brain.timeout_ms.is_some()),
+        ("connect_timeout_ms", brain.connect_timeout_ms.is_some()),
+        ("max_tokens", brain.max_tokens.is_some()),
+        ("temperature", brain.temperature.is_some()),
+        ("top_p", brain.top_p.is_some()),
+        ("stop", brain.stop.is_some()),
+        ("retries", brain.retries.is_some()),
+        ("headers", brain.headers.is_some()),
+        ("stream", brain.stream.is_some()),
+        ("prices", brain.prices.is_some()),
+    ];
+    let foreign: Vec<&str> = match kind {
+        BrainKind::Scripted => http_fields.iter().filter(|(_, set)| *set).map(|(f, _)| *f).collect(),
+        BrainKind::Openai | BrainKind::Anthropic => {
+            if brain.script.is_some() {
+                vec!["script"]
+            } else {
+                vec![]
+            }
         }
-        BrainKind::Openai => &[("script", &brain.script)],
     };
-    for (field, value) in foreign {
-        if value.is_some() {
-            problems.push(
-                format!("{path}.{field}"),
-                ProblemCode::FieldNotForKind,
-                None,
-                format!("a brain of kind `{kind}` does not use `{field}`; remove it, or change the kind"),
-            );
-        }
+    for field in foreign {
+        problems.push(
+            format!("{path}.{field}"),
+            ProblemCode::FieldNotForKind,
+            None,
+            format!("a brain of kind `{kind}` does not use `{field}`; remove it, or change the kind"),
+        );
     }
     match kind {
         BrainKind::Scripted => {
@@ -77,31 +94,42 @@ fn check_brain(brain: &RawBrain, path: &str, problems: &mut Problems) -> Option<
             )?;
             Some(BrainBackend::Scripted { script: script.to_owned() })
         }
-        BrainKind::Openai => {
-            let base_url = openai_base_url(brain.base_url.as_deref(), path, problems);
+        BrainKind::Openai | BrainKind::Anthropic => {
+            let base_url = http_base_url(brain.base_url.as_deref(), kind, path, problems);
             let model = required_text(
                 brain.model.as_deref(),
                 &format!("{path}.model"),
                 None,
-                "an openai brain needs `model`, the model name its endpoint serves",
+                &format!("a brain of kind `{kind}` needs `model`, the model name its endpoint serves"),
                 problems,
             );
-            let api_key_env = api_key_env(brain.api_key_env.as_deref(), path, problems);
-            Some(BrainBackend::Openai {
-                base_url: base_url?.to_owned(),
-                model: model?.to_owned(),
-                api_key_env: api_key_env?.to_owned(),
+            let api_key_env = api_key_env(brain.api_key_env.as_deref(), kind, path, problems);
+            let settings = super::brain_settings::check_settings(brain, kind, path, problems);
+            let (base_url, model, api_key_env, settings) =
+                (base_url?.to_owned(), model?.to_owned(), api_key_env?.to_owned(), settings?);
+            Some(match kind {
+                BrainKind::Anthropic => BrainBackend::Anthropic { base_url, model, api_key_env, settings },
+                _ => BrainBackend::Openai { base_url, model, api_key_env, settings },
             })
         }
     }
 }
 
-fn openai_base_url<'a>(value: Option<&'a str>, path: &str, problems: &mut Problems) -> Option<&'a str> {
+fn http_base_url<'a>(
+    value: Option<&'a str>,
+    kind: BrainKind,
+    path: &str,
+    problems: &mut Problems,
+) -> Option<&'a str> {
+    let example = match kind {
+        BrainKind::Anthropic => "https://api.anthropic.com/v1",
+        _ => "http://localhost:8080/v1",
+    };
     let url = required_text(
         value,
         &format!("{path}.base_url"),
         None,
-        "an openai brain needs `base_url`, e.g. `http://localhost:8080/v1`",
+        &format!("a brain of kind `{kind}` needs `base_url`, e.g. `{example}`"),
         problems,
     )?;
     let host = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
@@ -124,13 +152,20 @@ fn openai_base_url<'a>(value: Option<&'a str>, path: &str, problems: &mut Proble
 
 /// The variable's name. The value is never quoted in a problem: a key pasted here by mistake
 /// must not end up in a log.
-fn api_key_env<'a>(value: Option<&'a str>, path: &str, problems: &mut Problems) -> Option<&'a str> {
+fn api_key_env<'a>(
+    value: Option<&'a str>,
+    kind: BrainKind,
+    path: &str,
+    problems: &mut Problems,
+) -> Option<&'a str> {
     let name = required_text(
         value,
         &format!("{path}.api_key_env"),
         None,
-        "an openai brain needs `api_key_env`, the name of the environment variable that holds its API \
-         key (a server without keys still gets one; it may be empty)",
+        &format!(
+            "a brain of kind `{kind}` needs `api_key_env`, the name of the environment variable that holds \
+             its API key (a server without keys still gets one; it may be empty)"
+        ),
         problems,
     )?;
     if is_env_var_name(name) {
@@ -147,7 +182,7 @@ fn api_key_env<'a>(value: Option<&'a str>, path: &str, problems: &mut Problems) 
     None
 }
 
-fn is_env_var_name(name: &str) -> bool {
+pub(super) fn is_env_var_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')

@@ -6,7 +6,9 @@
 //! brains, profiles and machines, each in file order. A reference to an id that is defined
 //! but used twice is not reported again as unknown: one cause, one problem.
 
+mod brain_settings;
 mod brains;
+mod budget;
 mod capabilities;
 mod ids;
 mod machines;
@@ -28,10 +30,15 @@ pub fn check(raw: &AgentConfig) -> Result<CheckedConfig, LaunchReport> {
     let brains = brains::check_brains(&raw.brains, &index, &mut problems);
     let profiles = profiles::check_profiles(&raw.profiles, &index, &mut problems);
     let machines = machines::check_machines(&raw.machines, &index, &mut problems);
+    let default_budget = match &raw.default_budget {
+        None => Some(crate::agent::limits::DEFAULT_ROOT_BUDGET),
+        Some(budget) => budget::check_budget(Some(budget), "", &mut problems),
+    };
     if !problems.0.is_empty() {
         return Err(LaunchReport::new(problems.0));
     }
-    let config = CheckedConfig::new(brains, profiles, machines);
+    let default_budget = default_budget.expect("a budget without problems was checked");
+    let config = CheckedConfig::new(brains, profiles, machines, default_budget);
     debug_assert_eq!(config.invariant_violation(), None, "the launch check let a broken config through");
     Ok(config)
 }

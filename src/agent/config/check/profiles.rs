@@ -59,6 +59,8 @@ fn check_profile(
         check_capabilities(&raw.capabilities, &format!("{path}.capabilities"), index, problems);
     capability_rules(raw, path, uses, index, problems);
     let compaction = compaction(&raw.compaction, brain.as_ref(), path, index, problems);
+    let budget = super::budget::check_budget(raw.budget.as_ref(), path, problems);
+    let guards = super::budget::check_guards(raw.guards.as_ref(), path, problems);
     Some(Profile {
         id: ProfileId::parse(id?).expect("the index validated this id"),
         description: raw.description.clone(),
@@ -68,6 +70,8 @@ fn check_profile(
         roster: roster?,
         capabilities: capabilities?,
         compaction: compaction?,
+        budget: budget?,
+        guards: guards?,
     })
 }
 
