@@ -46,7 +46,7 @@ mod spec;
 
 pub use agent::{AgentCall, AgentTool};
 pub use batch::BatchCall;
-pub(crate) use dispatch::{args_object, from_args};
+pub(crate) use dispatch::{args_object, from_args, json_kind};
 pub use dispatch::{
     dispatch_as, dispatch_batch_as, dispatch_batch_ctx, dispatch_ctx, error_json, parse_call, reply_json,
     result_json,

@@ -158,23 +158,27 @@ impl Agent {
                 .into());
             }
         };
-        let child = AgentLaunch {
-            agent: agent.clone(),
-            prompt: std::mem::take(&mut launch.goal),
-            depth: self.state.depth + 1,
-            parent_agent_id: Some(self.state.agent_id.clone()),
-            parent_pid: Some(self.ctx.pid().to_string()),
-            source: None,
-            held: false,
-            fork: None,
-        };
-        launch.goal = child.to_goal();
+        launch.goal = self.launch_below(agent.clone(), std::mem::take(&mut launch.goal)).to_goal();
         for needed in self.host.launch_capabilities(&agent) {
             if !launch.inherit_capabilities.iter().any(|c| c.resource == needed.resource) {
                 launch.inherit_capabilities.push(needed);
             }
         }
         Ok(launch)
+    }
+
+    /// The launch of `agent` with `prompt` one level below this agent, as its child.
+    pub(crate) fn launch_below(&self, agent: String, prompt: String) -> AgentLaunch {
+        AgentLaunch {
+            agent,
+            prompt,
+            depth: self.state.depth + 1,
+            parent_agent_id: Some(self.state.agent_id.clone()),
+            parent_pid: Some(self.ctx.pid().to_string()),
+            source: None,
+            held: false,
+            fork: None,
+        }
     }
 
     /// Refuses an `agent` not on the roster, listing the ids that are.
@@ -215,16 +219,7 @@ impl Agent {
 
     async fn spawn_subagent(&mut self, args: SpawnSubagentArgs, turn: u64) -> Result<Value, Dispatch> {
         self.check_roster(&args.agent)?;
-        let launch = AgentLaunch {
-            agent: args.agent.clone(),
-            prompt: args.prompt,
-            depth: self.state.depth + 1,
-            parent_agent_id: Some(self.state.agent_id.clone()),
-            parent_pid: Some(self.ctx.pid().to_string()),
-            source: None,
-            held: false,
-            fork: None,
-        };
+        let launch = self.launch_below(args.agent.clone(), args.prompt);
         let request = LaunchRequest {
             goal: launch.to_goal(),
             inherit_capabilities: self.host.launch_capabilities(&launch.agent),

@@ -8,7 +8,7 @@
 
 use super::calls::Dispatch;
 use super::error::AgentError;
-use super::launch::{AgentLaunch, ForkOrigin};
+use super::launch::ForkOrigin;
 use super::program::Agent;
 use super::start::FORK_CHANNEL;
 use super::state::{ForkStart, PendingHandoff, Subagent};
@@ -41,16 +41,8 @@ impl Agent {
             Some(MemoryScope::Shared | MemoryScope::Inherited) => ForkMode::Copy,
             _ => ForkMode::Worker,
         };
-        let launch = AgentLaunch {
-            agent: self.state.profile.clone(),
-            prompt: args.prompt.clone(),
-            depth: self.state.depth + 1,
-            parent_agent_id: Some(self.state.agent_id.clone()),
-            parent_pid: Some(self.ctx.pid().to_string()),
-            source: None,
-            held: false,
-            fork: Some(ForkOrigin { of_agent: self.state.agent_id.clone(), turn }),
-        };
+        let mut launch = self.launch_below(self.state.profile.clone(), args.prompt.clone());
+        launch.fork = Some(ForkOrigin { of_agent: self.state.agent_id.clone(), turn });
         let request = ForkRequest {
             launch: LaunchRequest {
                 goal: launch.to_goal(),

@@ -90,7 +90,10 @@ pub fn parse_chat_completion(body: &[u8]) -> Result<ChatCompletion, BrainError> 
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| BrainError::malformed(format!("the body is not JSON: {e}")))?;
     let Value::Object(object) = value else {
-        return Err(BrainError::malformed(format!("expected a JSON object, found {}", kind(&value))));
+        return Err(BrainError::malformed(format!(
+            "expected a JSON object, found {}",
+            crate::tools::json_kind(&value)
+        )));
     };
     if !object.contains_key("choices")
         && let Some(error) = object.get("error").filter(|e| !e.is_null())
@@ -148,7 +151,7 @@ fn content_text(content: Option<Value>) -> Result<Option<String>, BrainError> {
         Some(other) => {
             return Err(BrainError::malformed(format!(
                 "choices[0].message.content: expected a string, null or an array of text parts, found {}",
-                kind(&other)
+                crate::tools::json_kind(&other)
             )));
         }
     };
@@ -227,15 +230,4 @@ fn provider_message(error: &Value) -> String {
         _ => error.to_string(),
     };
     excerpt(&message, ERROR_BODY_EXCERPT_BYTES_MAX)
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
