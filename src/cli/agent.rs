@@ -14,6 +14,7 @@ use agentvisor::agent::config::load_path;
 use agentvisor::agent::run::{AgentHost, config_brains};
 use agentvisor::agent::telemetry::{EVENTS_FILE, Telemetry};
 use agentvisor::agent::window::SqliteChunkStore;
+use agentvisor::control::ControlServer;
 use agentvisor::images::builtin_images;
 use anyhow::{Context, bail};
 use std::collections::HashMap;
@@ -68,6 +69,8 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
         bail!("another agentvisor runtime owns {}; stop it or pass another --state DIR", state.display());
     }
     host.attach_store(rt.store());
+    let rt = Arc::new(rt);
+    let control = ControlServer::start(Arc::clone(&rt))?;
     let mut events = telemetry.subscribe();
     let root = rt.spawn_root(spec).await?;
     eprintln!("agent {} launched as process {root}", args.agent);
@@ -100,7 +103,10 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
             println!("{line}");
         }
     }
-    rt.shutdown().await?;
+    control.stop().await;
+    if let Ok(rt) = Arc::try_unwrap(rt) {
+        rt.shutdown().await?;
+    }
     Ok(if row.status == agentvisor::actors::Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 

@@ -7,7 +7,10 @@ use agentvisor::actors::runtime::telemetry::KernelEvent;
 use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
 use agentvisor::actors::store::ProcessQuery;
 use agentvisor::actors::{Pid, Status};
+use agentvisor::control::ControlServer;
 use agentvisor::demo;
+use agentvisor::images::builtin_images;
+use std::sync::Arc;
 use anyhow::{Context, bail};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -83,13 +86,17 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
     if !dir.is_dir() {
         bail!("{} is not a directory", dir.display());
     }
-    let options = demo::images().into_iter().fold(RuntimeOptions::new(), RuntimeOptions::image);
+    // The built-in images too, so an `agentvisor mcp` session attached to the demo can run
+    // host-driven roots beside it.
+    let options = demo::images().into_iter().fold(builtin_images(), RuntimeOptions::image);
     let rt = Runtime::open(state, options)
         .await
         .with_context(|| format!("failed to open the state directory {}", state.display()))?;
     if rt.is_read_only() {
         bail!("another agentvisor runtime owns {}; stop it or pass another --state DIR", state.display());
     }
+    let rt = Arc::new(rt);
+    let control = ControlServer::start(Arc::clone(&rt))?;
     let started = Instant::now();
     let mut events = rt.subscribe();
     let root = rt.spawn_root(demo::root_spec(&dir)).await?;
@@ -151,7 +158,10 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
         elapsed,
         state.display()
     );
-    rt.shutdown().await?;
+    control.stop().await;
+    if let Ok(rt) = Arc::try_unwrap(rt) {
+        rt.shutdown().await?;
+    }
     Ok(if root_row.status == Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 

@@ -5,6 +5,7 @@ mod agent_cost;
 mod demo;
 mod events;
 mod inspect;
+mod mcp;
 mod memory;
 mod output;
 mod ps;
@@ -50,6 +51,9 @@ pub(crate) enum Command {
     Run(run::RunArgs),
     /// Rig specs: a set of seats run together.
     Rig(rig::RigArgs),
+    /// Serves a Model Context Protocol server acting as one process (stdio, or HTTP on
+    /// loopback).
+    Mcp(mcp::McpArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -72,6 +76,7 @@ pub(crate) fn main() -> ExitCode {
             Command::Agent(args) => agent::run(&cli.state, args).await,
             Command::Run(args) => run::run(&cli.state, args).await,
             Command::Rig(args) => rig::run(&cli.state, args).await,
+            Command::Mcp(args) => mcp::run(&cli.state, args).await,
         }
     });
     match result {
