@@ -96,6 +96,13 @@ async fn a_killed_owners_stale_socket_is_replaced_and_as_continues() {
     let root = server.pid.clone();
     let c = client(dir.path()).await;
     let child = pid(&c.call(root.parse().expect("pid"), "spawn_child_process", json!({"goal": "survive"}), None).await.expect("spawn"));
+    // The child's actor starts it right after the launch commits; kill the owner once it runs.
+    within("the child's start", async {
+        while c.process(child).await.expect("process").is_some_and(|row| row.status.to_string() == "runnable") {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
     server.kill().await;
     let path = socket_path(dir.path());
     assert!(path.exists(), "SIGKILL leaves the socket file behind");

@@ -29,16 +29,22 @@ async fn http_serves_the_kernel_tools_and_survives_a_client_disconnect() {
     assert!(progress.message.as_deref().unwrap_or("").contains("waiting_event"), "{progress:?}");
     wait.abort();
     drop(first);
-    // The server survives; a new client continues as the same process.
+    // The server survives; a new client continues as the same process. The process is still
+    // blocked on its saved wait, so the kernel refuses other calls, and a wait rejoins it.
     let second = http(&server.url, &server.pid).await;
-    let children = second.ok("list_child_processes", json!({})).await;
-    assert_eq!(children["children"][0]["pid"], json!(child));
+    assert_eq!(second.refused("list_child_processes", json!({})).await, "not_running");
+    let rejoined = second.spawn_call("wait_child_process", json!({"child_pid": child}));
+    let held = second.next_progress().await;
+    assert!(held.message.as_deref().unwrap_or("").contains("runs once that completes"), "{held:?}");
     // A stdio session attaches to the HTTP owner through its control socket, as the child.
     let as_child = stdio(dir.path(), &["--as", &child]).await;
     assert!(as_child.banner.contains("attached to the owner"), "{}", as_child.banner);
     as_child.ok("process_exit", json!({"payload": "done"})).await;
-    let answer = second.ok("wait_child_process", json!({"child_pid": child})).await;
+    let (answer, is_error) = within("the rejoined wait", rejoined).await.expect("task");
+    assert!(!is_error, "{answer}");
     assert_eq!(answer["status"], "exited");
+    let children = second.ok("list_child_processes", json!({"include_terminal": true})).await;
+    assert_eq!(children["children"][0]["pid"], json!(child));
     as_child.close().await;
     drop(second);
     server.terminate().await;

@@ -49,13 +49,14 @@ fn is_waiting(rt: &Runtime, pid: Pid) -> Option<ProcessRow> {
 /// Makes a tool call as `pid` and answers the tool's JSON, reporting progress to `sink` while
 /// the call waits.
 ///
-/// A process that is `waiting_event` makes no calls: a call made as one (a session that
-/// attached to a process whose earlier session left it blocked) is held, with progress
-/// reports, until the kernel completes the saved action, and then runs. So a client that
-/// lost the answer of a blocking `wait_child_process` gets it by calling it again: the child
-/// is terminal by then and the wait answers at once. While the call itself waits (a blocking
-/// wait or receive), a report is sent when the caller suspends and then every
-/// [`PROGRESS_INTERVAL_MS`].
+/// A process that is `waiting_event` makes no calls: the kernel refuses them (`not_running`).
+/// One exception is made here for a session that attached to a process whose earlier
+/// session left it blocked: a `wait_child_process` or `receive_process_messages` made while
+/// the saved wait is pending rejoins it. It is held, with progress reports, until the kernel
+/// completes the saved action, and then runs. So a client that lost the answer of a blocking
+/// wait gets it by calling the wait again: the child is terminal by then and the wait
+/// answers at once. While the call itself waits (a blocking wait or receive), a report is
+/// sent when the caller suspends and then every [`PROGRESS_INTERVAL_MS`].
 ///
 /// Cancel safety: dropping the future while the call is held sends nothing to the kernel;
 /// dropping it once the call was sent leaves what the kernel defines (see
@@ -63,8 +64,8 @@ fn is_waiting(rt: &Runtime, pid: Pid) -> Option<ProcessRow> {
 pub async fn call(rt: &Runtime, pid: Pid, tool: &str, args: Value, sink: Option<&ProgressSink>) -> Value {
     let interval = Duration::from_millis(PROGRESS_INTERVAL_MS);
     let mut events = rt.subscribe();
-    // Hold while an earlier blocking call's saved action is pending.
-    while let Some(row) = is_waiting(rt, pid) {
+    // A wait or receive rejoins an earlier blocking call's saved action: held until it completes.
+    while let Some(row) = is_waiting(rt, pid).filter(|_| surface::is_waiting_tool(tool)) {
         report(sink, format!("{pid} is waiting_event for {}; this call runs once that completes", waiting_on(&row)));
         if !next_change(&mut events, pid, interval).await {
             return surface::error("runtime_shutdown", "the runtime shut down while the call was held");

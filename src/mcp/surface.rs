@@ -44,6 +44,13 @@ pub async fn call(rt: &Runtime, pid: Pid, tool: &str, args: Value) -> Value {
     crate::tools::dispatch_as(rt, pid, tool, args).await
 }
 
+/// Whether `tool` is one whose blocking form suspends the caller (`wait_child_process`,
+/// `receive_process_messages`): what a session may call to rejoin a saved wait.
+pub fn is_waiting_tool(tool: &str) -> bool {
+    use crate::tools::ToolName;
+    matches!(ToolName::parse(tool), Some(ToolName::Wait | ToolName::Receive))
+}
+
 /// An error answer in the tool surface's shape, `{"error": {"code", "message"}}`.
 pub fn error(code: &str, message: impl Into<String>) -> Value {
     crate::tools::error_json(&ToolError::new(code, message))
