@@ -100,7 +100,10 @@ fn bench(c: &mut Criterion) {
         b.to_async(&tokio).iter(|| async {
             let params = CallToolRequestParams::new("list_child_processes").with_arguments(args(json!({})));
             let answer = client.call_tool(params).await.expect("list");
-            assert_eq!(answer.structured_content.as_ref().and_then(|v| v["children"].as_array().map(Vec::len)), Some(CHILDREN));
+            assert_eq!(
+                answer.structured_content.as_ref().and_then(|v| v["children"].as_array().map(Vec::len)),
+                Some(CHILDREN)
+            );
         });
     });
     group.bench_function("in_process_dispatch_as", |b| {

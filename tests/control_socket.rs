@@ -34,7 +34,8 @@ async fn the_owner_serves_tools_and_host_actions_on_an_owner_only_socket() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let expected: Vec<&str> = agentvisor::tools::tool_schemas().iter().map(|t| t.name).collect();
     assert_eq!(names, expected);
-    let spawned = c.call(root, "spawn_child_process", json!({"goal": "controlled"}), None).await.expect("call");
+    let spawned =
+        c.call(root, "spawn_child_process", json!({"goal": "controlled"}), None).await.expect("call");
     let child = pid(&spawned);
     // Host actions on any process.
     let paused = c.signal(child, SignalKind::Pause, Some("look".into())).await.expect("pause");
@@ -61,11 +62,17 @@ async fn the_owner_serves_tools_and_host_actions_on_an_owner_only_socket() {
     assert_eq!(waited["status"], "exited");
     // Revoking the root's spawn grant takes its authority away.
     let view = Runtime::open_read_only(dir.path(), Default::default()).expect("read-only view");
-    let grant = view.grants_of(root).expect("grants").into_iter().find(|g| g.resource == "process:spawn").expect("a spawn grant");
+    let grant = view
+        .grants_of(root)
+        .expect("grants")
+        .into_iter()
+        .find(|g| g.resource == "process:spawn")
+        .expect("a spawn grant");
     drop(view);
     let revoked = c.revoke(grant.id).await.expect("revoke");
     assert_eq!(revoked["revoked"][0]["holder"], json!(root));
-    let refused = c.call(root, "spawn_child_process", json!({"goal": "no longer allowed"}), None).await.expect("call");
+    let refused =
+        c.call(root, "spawn_child_process", json!({"goal": "no longer allowed"}), None).await.expect("call");
     assert!(refused.get("error").is_some(), "{refused}");
     // A refused host action is a typed error.
     match c.signal(child, SignalKind::Pause, None).await {
@@ -95,10 +102,14 @@ async fn a_killed_owners_stale_socket_is_replaced_and_as_continues() {
     let server = http_server(dir.path(), &["--grant", "process:spawn=x"]).await;
     let root = server.pid.clone();
     let c = client(dir.path()).await;
-    let child = pid(&c.call(root.parse().expect("pid"), "spawn_child_process", json!({"goal": "survive"}), None).await.expect("spawn"));
+    let child = pid(&c
+        .call(root.parse().expect("pid"), "spawn_child_process", json!({"goal": "survive"}), None)
+        .await
+        .expect("spawn"));
     // The child's actor starts it right after the launch commits; kill the owner once it runs.
     within("the child's start", async {
-        while c.process(child).await.expect("process").is_some_and(|row| row.status.to_string() == "runnable") {
+        while c.process(child).await.expect("process").is_some_and(|row| row.status.to_string() == "runnable")
+        {
             tokio::task::yield_now().await;
         }
     })
@@ -106,7 +117,10 @@ async fn a_killed_owners_stale_socket_is_replaced_and_as_continues() {
     server.kill().await;
     let path = socket_path(dir.path());
     assert!(path.exists(), "SIGKILL leaves the socket file behind");
-    assert!(within("connect", ControlClient::connect(dir.path())).await.expect("connect").is_none(), "a stale socket is not a live owner");
+    assert!(
+        within("connect", ControlClient::connect(dir.path())).await.expect("connect").is_none(),
+        "a stale socket is not a live owner"
+    );
     // A new owner, acting as the same root, recovers the directory and replaces the socket.
     let again = http_server(dir.path(), &["--as", &root]).await;
     assert!(again.banner.contains("owning"), "{}", again.banner);
@@ -118,7 +132,10 @@ async fn a_killed_owners_stale_socket_is_replaced_and_as_continues() {
     assert_eq!(row.status.to_string(), "running");
     let exited = c.call(child, "process_exit", json!({}), None).await.expect("exit");
     assert_eq!(exited["status"], "exited");
-    let listed = c.call(root.parse().expect("pid"), "list_child_processes", json!({"include_terminal": true}), None).await.expect("list");
+    let listed = c
+        .call(root.parse().expect("pid"), "list_child_processes", json!({"include_terminal": true}), None)
+        .await
+        .expect("list");
     assert_eq!(listed["children"][0]["status"], "exited");
     again.terminate().await;
 }

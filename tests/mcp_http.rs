@@ -17,7 +17,12 @@ async fn http_serves_the_kernel_tools_and_survives_a_client_disconnect() {
     assert_eq!(listed.len(), expected.len());
     for (tool, schema) in listed.iter().zip(&expected) {
         assert_eq!(tool.name, schema.name);
-        assert_eq!(Value::Object((*tool.input_schema).clone()), schema.parameters, "{}'s schema", schema.name);
+        assert_eq!(
+            Value::Object((*tool.input_schema).clone()),
+            schema.parameters,
+            "{}'s schema",
+            schema.name
+        );
     }
     let child = first.ok("spawn_child_process", json!({"goal": "a child over HTTP"})).await["pid"]
         .as_str()
@@ -55,7 +60,8 @@ async fn http_serves_the_kernel_tools_and_survives_a_client_disconnect() {
 async fn http_refuses_an_address_that_is_not_loopback() {
     let dir = tempfile::tempdir().expect("tempdir");
     for addr in ["0.0.0.0:0", "192.0.2.7:8080", "[::]:0", "not an address"] {
-        let out = within("mcp --http", mcp_command(dir.path(), &["--http", addr]).output()).await.expect("run");
+        let out =
+            within("mcp --http", mcp_command(dir.path(), &["--http", addr]).output()).await.expect("run");
         assert_eq!(out.status.code(), Some(2), "{addr}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("only a loopback address is served"), "{addr}: {stderr}");

@@ -21,7 +21,12 @@ async fn tools_list_is_exactly_the_kernel_tool_surface() {
     assert_eq!(names, expected_names);
     for (tool, schema) in listed.iter().zip(&expected) {
         assert_eq!(tool.description.as_deref(), Some(schema.description), "{}'s description", schema.name);
-        assert_eq!(Value::Object((*tool.input_schema).clone()), schema.parameters, "{}'s input schema", schema.name);
+        assert_eq!(
+            Value::Object((*tool.input_schema).clone()),
+            schema.parameters,
+            "{}'s input schema",
+            schema.name
+        );
     }
     session.close().await;
 }
@@ -36,11 +41,17 @@ async fn every_kernel_tool_answers_with_its_json() {
     let forked = s.ok("fork_child_process", json!({"goal": "a forked child", "root_oids": []})).await;
     let fork = forked["pid"].as_str().expect("a fork pid").to_string();
     let listed = s.ok("list_child_processes", json!({})).await;
-    let pids: BTreeSet<&str> = listed["children"].as_array().expect("children").iter().filter_map(|c| c["pid"].as_str()).collect();
+    let pids: BTreeSet<&str> =
+        listed["children"].as_array().expect("children").iter().filter_map(|c| c["pid"].as_str()).collect();
     assert_eq!(pids, [child.as_str(), fork.as_str()].into_iter().collect());
     let waited = s.ok("wait_child_process", json!({"child_pid": child, "block": false})).await;
     assert_eq!(waited["ready"], false);
-    let killed = s.ok("signal_child_process", json!({"child_pid": fork, "signal": "terminate", "reason": "done with it"})).await;
+    let killed = s
+        .ok(
+            "signal_child_process",
+            json!({"child_pid": fork, "signal": "terminate", "reason": "done with it"}),
+        )
+        .await;
     assert_eq!(killed["status"], "killed");
     let merged = s.ok("merge_child_memory", json!({"child_pid": fork})).await;
     assert!(merged.get("merged_oids").is_some(), "{merged}");
@@ -54,8 +65,10 @@ async fn every_kernel_tool_answers_with_its_json() {
     assert!(objects.to_string().contains("notes"), "{objects}");
     s.ok("checkpoint_object", json!({"name": "notes"})).await;
     s.ok("delegate_object", json!({"name": "notes", "to": child, "rights": ["read"]})).await;
-    s.ok("load_skills", json!({"skills": [{"name": "children", "allowed_tools": ["list_child_processes"]}]})).await;
-    let sent = s.ok("send_process_message", json!({"to": s.pid, "body": "a note to self", "channel": "self"})).await;
+    s.ok("load_skills", json!({"skills": [{"name": "children", "allowed_tools": ["list_child_processes"]}]}))
+        .await;
+    let sent =
+        s.ok("send_process_message", json!({"to": s.pid, "body": "a note to self", "channel": "self"})).await;
     let message_id = sent["message_id"].as_str().expect("a message id").to_string();
     let read = s.ok("read_process_messages", json!({"channel": "self", "ack": false})).await;
     assert!(read.to_string().contains(&message_id), "{read}");
@@ -129,7 +142,8 @@ async fn a_disconnect_mid_wait_leaves_the_saved_wait_and_as_continues() {
     parent.close().await; // stdin closes: the owner shuts down cleanly
     let _ = wait.await;
     // Read the rows the closed owner left.
-    let rt = agentvisor::actors::runtime::Runtime::open_read_only(dir.path(), Default::default()).expect("read-only view");
+    let rt = agentvisor::actors::runtime::Runtime::open_read_only(dir.path(), Default::default())
+        .expect("read-only view");
     let row = |pid: &str| rt.process(pid.parse().expect("pid")).expect("read").expect("row");
     assert_eq!(row(&parent_pid).status.to_string(), "waiting_event");
     assert!(row(&parent_pid).wait_state.is_some());
@@ -160,15 +174,22 @@ async fn as_refuses_unknown_and_terminal_processes() {
     let pid = s.pid.clone();
     s.ok("process_exit", json!({})).await;
     s.close().await;
-    for (pid, expect) in [(pid.as_str(), "process_terminal"), ("01a23356-5d48-7057-bda6-ffdfae73a2d1", "unknown_process")] {
-        let out = within("mcp --as", mcp_command(dir.path(), &["--as", pid]).stdin(Stdio::null()).output()).await.expect("run");
+    for (pid, expect) in
+        [(pid.as_str(), "process_terminal"), ("01a23356-5d48-7057-bda6-ffdfae73a2d1", "unknown_process")]
+    {
+        let out = within("mcp --as", mcp_command(dir.path(), &["--as", pid]).stdin(Stdio::null()).output())
+            .await
+            .expect("run");
         assert_eq!(out.status.code(), Some(1));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(expect), "{stderr}");
     }
     let out = within("mcp --as x", mcp_command(dir.path(), &["--as", "x"]).output()).await.expect("run");
     assert_eq!(out.status.code(), Some(2));
-    let out = within("mcp --as with --goal", mcp_command(dir.path(), &["--as", &pid, "--goal", "g"]).output()).await.expect("run");
+    let out =
+        within("mcp --as with --goal", mcp_command(dir.path(), &["--as", &pid, "--goal", "g"]).output())
+            .await
+            .expect("run");
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -187,7 +208,9 @@ async fn as_is_refused_to_a_user_who_does_not_own_the_state_directory() {
         eprintln!("cannot chown the state directory as uid {me}: the check is exercised with root only");
         return;
     }
-    let out = within("mcp --as", mcp_command(dir.path(), &["--as", &pid]).stdin(Stdio::null()).output()).await.expect("run");
+    let out = within("mcp --as", mcp_command(dir.path(), &["--as", &pid]).stdin(Stdio::null()).output())
+        .await
+        .expect("run");
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("only the user who owns a state directory"), "{stderr}");
@@ -214,7 +237,10 @@ async fn malformed_json_rpc_gets_an_error_and_the_server_keeps_serving() {
     };
     send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#).await;
     let mut next = async || -> Value {
-        let line = within("a line on stdout", stdout.next_line()).await.expect("read").expect("the server closed stdout");
+        let line = within("a line on stdout", stdout.next_line())
+            .await
+            .expect("read")
+            .expect("the server closed stdout");
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"))
     };
     assert_eq!(next().await["id"], 1);
@@ -231,12 +257,14 @@ async fn malformed_json_rpc_gets_an_error_and_the_server_keeps_serving() {
     send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/list"}"#).await;
     let listed = next().await;
     assert_eq!(listed["id"], 8, "{listed}");
-    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(agentvisor::tools::tool_schemas().len()));
+    assert_eq!(
+        listed["result"]["tools"].as_array().map(Vec::len),
+        Some(agentvisor::tools::tool_schemas().len())
+    );
     send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_child_processes","arguments":{"include_terminal":true}}}"#).await;
     let answer = next().await;
     assert_eq!(answer["id"], 9);
     assert_eq!(answer["result"]["structuredContent"]["children"], json!([]), "nothing changed: {answer}");
-    drop(send);
     drop(stdin);
     let status = within("the server's exit after stdin closes", child.wait()).await.expect("wait");
     assert!(status.success(), "{status}");

@@ -10,13 +10,13 @@ use agentvisor::actors::{Pid, Status};
 use agentvisor::control::ControlServer;
 use agentvisor::demo;
 use agentvisor::images::builtin_images;
-use std::sync::Arc;
 use anyhow::{Context, bail};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Arguments of `agentvisor demo`.

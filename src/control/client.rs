@@ -28,7 +28,12 @@ impl ControlClient {
         let path = socket_path(dir);
         match UnixStream::connect(&path).await {
             Ok(_) => Ok(Some(ControlClient { path })),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+                ) =>
+            {
                 Ok(None)
             }
             Err(source) => Err(ControlError::Connect { path, source }),
@@ -44,7 +49,11 @@ impl ControlClient {
     ///
     /// Cancel safety: dropping the future closes the connection, which withdraws the request
     /// (the owner drops a held call; a call already sent to the kernel stays applied).
-    pub async fn request(&self, request: &Request, progress: Option<&ProgressSink>) -> Result<Value, ControlError> {
+    pub async fn request(
+        &self,
+        request: &Request,
+        progress: Option<&ProgressSink>,
+    ) -> Result<Value, ControlError> {
         let stream = UnixStream::connect(&self.path)
             .await
             .map_err(|source| ControlError::Connect { path: self.path.clone(), source })?;
@@ -113,7 +122,12 @@ impl ControlClient {
     }
 
     /// A host signal.
-    pub async fn signal(&self, pid: Pid, signal: SignalKind, reason: Option<String>) -> Result<Value, ControlError> {
+    pub async fn signal(
+        &self,
+        pid: Pid,
+        signal: SignalKind,
+        reason: Option<String>,
+    ) -> Result<Value, ControlError> {
         self.request(&Request::Signal { pid, signal, reason }, None).await
     }
 

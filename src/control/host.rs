@@ -66,7 +66,10 @@ pub async fn call(rt: &Runtime, pid: Pid, tool: &str, args: Value, sink: Option<
     let mut events = rt.subscribe();
     // A wait or receive rejoins an earlier blocking call's saved action: held until it completes.
     while let Some(row) = is_waiting(rt, pid).filter(|_| surface::is_waiting_tool(tool)) {
-        report(sink, format!("{pid} is waiting_event for {}; this call runs once that completes", waiting_on(&row)));
+        report(
+            sink,
+            format!("{pid} is waiting_event for {}; this call runs once that completes", waiting_on(&row)),
+        );
         if !next_change(&mut events, pid, interval).await {
             return surface::error("runtime_shutdown", "the runtime shut down while the call was held");
         }
@@ -133,8 +136,9 @@ fn host_driven(row: &ProcessRow) -> bool {
 /// session, so the session attaching is what continues it. Any other pause (a signal, a host
 /// gate) is left as it is, and the session's calls are held by the kernel until a resume.
 pub async fn attach(rt: &Runtime, pid: Pid) -> Result<ProcessRow, HostError> {
-    let row = row_of(rt, pid)?
-        .ok_or_else(|| HostError::new("unknown_process", format!("no process {pid} in this state directory")))?;
+    let row = row_of(rt, pid)?.ok_or_else(|| {
+        HostError::new("unknown_process", format!("no process {pid} in this state directory"))
+    })?;
     if row.status.is_terminal() {
         return Err(HostError::new(
             "process_terminal",
@@ -145,7 +149,8 @@ pub async fn attach(rt: &Runtime, pid: Pid) -> Result<ProcessRow, HostError> {
         matches!(row.pause_reason, Some(PauseReason::Shutdown | PauseReason::StaleExecution { .. }));
     if row.status == Status::Paused && stopped_by_runtime && host_driven(&row) && row.host_gate.is_none() {
         rt.signal(pid, SignalKind::Resume, Some("a session attached to it".into())).await?;
-        return row_of(rt, pid)?.ok_or_else(|| HostError::new("unknown_process", format!("no process {pid}")));
+        return row_of(rt, pid)?
+            .ok_or_else(|| HostError::new("unknown_process", format!("no process {pid}")));
     }
     Ok(row)
 }
@@ -165,7 +170,12 @@ pub async fn spawn_root(rt: &Runtime, root: RootRequest) -> Result<Pid, HostErro
 }
 
 /// A host signal; the result as JSON.
-pub async fn signal(rt: &Runtime, pid: Pid, signal: SignalKind, reason: Option<String>) -> Result<Value, HostError> {
+pub async fn signal(
+    rt: &Runtime,
+    pid: Pid,
+    signal: SignalKind,
+    reason: Option<String>,
+) -> Result<Value, HostError> {
     let result = rt.signal(pid, signal, reason).await?;
     Ok(serde_json::to_value(result).unwrap_or(Value::Null))
 }

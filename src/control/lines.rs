@@ -24,7 +24,10 @@ pub enum LineError {
 ///
 /// Cancel safety: not cancel safe; bytes of a partly read line are lost if the future is
 /// dropped.
-pub async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> Result<Option<Vec<u8>>, LineError> {
+pub async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    max: usize,
+) -> Result<Option<Vec<u8>>, LineError> {
     let mut line = Vec::new();
     loop {
         let buf = reader.fill_buf().await?;
@@ -56,7 +59,10 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> R
 }
 
 /// Writes `value` as one JSON line and flushes.
-pub async fn write_json<W: AsyncWrite + Unpin, T: Serialize>(writer: &mut W, value: &T) -> std::io::Result<()> {
+pub async fn write_json<W: AsyncWrite + Unpin, T: Serialize>(
+    writer: &mut W,
+    value: &T,
+) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec(value).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
     writer.write_all(&bytes).await?;

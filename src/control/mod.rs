@@ -55,7 +55,9 @@ pub enum ControlError {
     #[error("only a runtime that owns a state directory listens on a control socket")]
     NotOwnerRuntime,
     /// The connection ended before the answer.
-    #[error("the runtime owning the state directory closed the control connection before answering (did it exit?)")]
+    #[error(
+        "the runtime owning the state directory closed the control connection before answering (did it exit?)"
+    )]
     Closed,
     /// The other side sent something that is not the protocol.
     #[error("the control socket answered something that is not the protocol: {0}")]

@@ -117,10 +117,15 @@ fn refusal(stream: &UnixStream, me: u32, open: usize) -> Option<HostError> {
                 format!("user {} may not use the control socket of a runtime run by user {me}", cred.uid()),
             ));
         }
-        Err(e) => return Some(HostError::new("control_io", format!("failed to read the peer's credentials: {e}"))),
+        Err(e) => {
+            return Some(HostError::new("control_io", format!("failed to read the peer's credentials: {e}")));
+        }
     }
     (open >= CONNECTIONS_MAX).then(|| {
-        HostError::new("too_many_connections", format!("{CONNECTIONS_MAX} control connections are open; try again later"))
+        HostError::new(
+            "too_many_connections",
+            format!("{CONNECTIONS_MAX} control connections are open; try again later"),
+        )
     })
 }
 
@@ -186,7 +191,9 @@ async fn answer(
 
 async fn handle(rt: &Runtime, request: Request, sink: ProgressSink) -> Line {
     let result: Result<Value, HostError> = match request {
-        Request::ListTools { pid } => Ok(serde_json::to_value(surface::tools_for(pid)).unwrap_or(Value::Null)),
+        Request::ListTools { pid } => {
+            Ok(serde_json::to_value(surface::tools_for(pid)).unwrap_or(Value::Null))
+        }
         Request::Call { pid, tool, args } => Ok(host::call(rt, pid, &tool, args, Some(&sink)).await),
         Request::Process { pid } => host::process(rt, pid),
         Request::Attach { pid } => {

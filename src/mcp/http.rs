@@ -37,8 +37,11 @@ pub async fn serve(
     // Cancelled at shutdown, so open event streams end and the graceful shutdown completes.
     let sessions = CancellationToken::new();
     let config = StreamableHttpServerConfig::default().with_cancellation_token(sessions.child_token());
-    let service: StreamableHttpService<McpServer, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+    let service: StreamableHttpService<McpServer, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
     let router = axum::Router::new().nest_service(MCP_PATH, service);
     let stop = async move {
         shutdown.await;

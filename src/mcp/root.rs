@@ -117,12 +117,8 @@ impl RootFlags {
                 *slot = flag;
             }
         }
-        let capabilities = file
-            .grants
-            .iter()
-            .chain(&self.grants)
-            .map(|g| parse_grant(g))
-            .collect::<Result<Vec<_>, _>>()?;
+        let capabilities =
+            file.grants.iter().chain(&self.grants).map(|g| parse_grant(g)).collect::<Result<Vec<_>, _>>()?;
         let goal = self.goal.clone().or(file.goal).unwrap_or_else(|| DEFAULT_GOAL.to_string());
         let cwd = self.cwd.clone().or(file.cwd).unwrap_or_else(|| cwd.display().to_string());
         if !cwd.starts_with('/') {
@@ -142,7 +138,9 @@ fn load_config(path: &Path) -> Result<RootConfig, McpError> {
 /// Parses `RESOURCE=RIGHTS`: rights as letters (`r` read, `w` write, `x` execute, `c`
 /// create, `d` delete) or comma-separated names (`read,execute`).
 pub fn parse_grant(text: &str) -> Result<CapabilityRequest, McpError> {
-    let bad = |why: &str| McpError::Root(format!("grant {text:?}: {why}; write RESOURCE=RIGHTS, e.g. process:spawn=x"));
+    let bad = |why: &str| {
+        McpError::Root(format!("grant {text:?}: {why}; write RESOURCE=RIGHTS, e.g. process:spawn=x"))
+    };
     let Some((resource, rights)) = text.rsplit_once('=') else { return Err(bad("no `=`")) };
     if resource.is_empty() {
         return Err(bad("the resource is empty"));
@@ -161,5 +159,10 @@ pub fn parse_grant(text: &str) -> Result<CapabilityRequest, McpError> {
         rights.split(',').collect()
     };
     let rights = Rights::parse_names(&names).map_err(|e| bad(&e.to_string()))?;
-    Ok(CapabilityRequest { resource: resource.to_string(), rights, constraints: Constraints::new(), delegable: true })
+    Ok(CapabilityRequest {
+        resource: resource.to_string(),
+        rights,
+        constraints: Constraints::new(),
+        delegable: true,
+    })
 }

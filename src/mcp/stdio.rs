@@ -60,7 +60,11 @@ where
 }
 
 /// Reads stdin; answers unparsable lines itself and hands the others to rmcp.
-async fn front<R: AsyncRead + Unpin>(input: R, mut to_rmcp: tokio::io::DuplexStream, lines: mpsc::Sender<Vec<u8>>) {
+async fn front<R: AsyncRead + Unpin>(
+    input: R,
+    mut to_rmcp: tokio::io::DuplexStream,
+    lines: mpsc::Sender<Vec<u8>>,
+) {
     let mut input = BufReader::new(input);
     let mut skipping = false;
     loop {
@@ -68,7 +72,9 @@ async fn front<R: AsyncRead + Unpin>(input: R, mut to_rmcp: tokio::io::DuplexStr
             Ok(Some(line)) => line,
             Ok(None) | Err(LineError::Io(_)) => return, // dropping `to_rmcp` ends the session
             Err(LineError::TooLong { max }) => {
-                if !skipping && lines.send(parse_error(&format!("the line is longer than {max} bytes"))).await.is_err() {
+                if !skipping
+                    && lines.send(parse_error(&format!("the line is longer than {max} bytes"))).await.is_err()
+                {
                     return;
                 }
                 skipping = true;

@@ -33,7 +33,11 @@ pub struct Watcher {
 }
 
 impl ClientHandler for Watcher {
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
         let _ = self.progress.send(params);
     }
 }
@@ -107,7 +111,13 @@ pub async fn http(url: &str, pid: &str) -> Session {
     let (handler, progress) = watcher();
     let transport = StreamableHttpClientTransport::from_uri(url.to_string());
     let service = within("the MCP handshake over HTTP", handler.serve(transport)).await.expect("initialize");
-    Session { pid: pid.to_string(), banner: String::new(), service, os_pid: None, progress: Mutex::new(progress) }
+    Session {
+        pid: pid.to_string(),
+        banner: String::new(),
+        service,
+        os_pid: None,
+        progress: Mutex::new(progress),
+    }
 }
 
 /// Installs the rustls provider the HTTP client needs (once per test process).
@@ -129,7 +139,8 @@ pub async fn call_on(peer: &rmcp::Peer<RoleClient>, tool: &str, args: Value) -> 
     let structured = result.structured_content.clone().unwrap_or(Value::Null);
     // The text content is the same JSON.
     let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
-    let parsed: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{tool}'s text is not JSON ({e}): {text}"));
+    let parsed: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{tool}'s text is not JSON ({e}): {text}"));
     assert_eq!(parsed, structured, "{tool}: the text content and the structured content differ");
     (structured, result.is_error == Some(true))
 }
