@@ -8,8 +8,10 @@
 pub use agentvisor_actors as actors;
 
 pub mod agent;
+pub mod control;
 pub mod demo;
 pub mod images;
+pub mod mcp;
 pub mod rig;
 pub mod scenario;
 pub mod tools;

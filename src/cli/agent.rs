@@ -16,6 +16,7 @@ use agentvisor::agent::money::parse_usd_micros;
 use agentvisor::agent::run::{AgentHost, RootBudget, config_brains};
 use agentvisor::agent::telemetry::{EVENTS_FILE, Telemetry};
 use agentvisor::agent::window::SqliteChunkStore;
+use agentvisor::control::ControlServer;
 use agentvisor::images::builtin_images;
 use anyhow::{Context, bail};
 use std::collections::HashMap;
@@ -135,6 +136,8 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
     Sources::record(state, &[image.id.to_string()], &source)?;
     let rt = super::owner::open(state, lock, builtin_images().image(image)).await?;
     host.attach_store(rt.store());
+    let rt = Arc::new(rt);
+    let control = ControlServer::start(Arc::clone(&rt))?;
     let mut events = telemetry.subscribe();
     let live = tokio::spawn(super::live::draw_progress(telemetry.clone()));
     let clear = if std::io::stderr().is_terminal() { "\r\x1b[2K" } else { "" };
@@ -171,7 +174,10 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
             outln!("{line}");
         }
     }
-    rt.shutdown().await?;
+    control.stop().await;
+    if let Ok(rt) = Arc::try_unwrap(rt) {
+        rt.shutdown().await?;
+    }
     Ok(if row.status == agentvisor::actors::Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 

@@ -7,13 +7,16 @@ use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::runtime::telemetry::KernelEvent;
 use agentvisor::actors::store::ProcessQuery;
 use agentvisor::actors::{Pid, Status};
+use agentvisor::control::ControlServer;
 use agentvisor::demo;
+use agentvisor::images::builtin_images;
 use anyhow::{Context, bail};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Arguments of `agentvisor demo`.
@@ -84,7 +87,9 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
         bail!("{} is not a directory", dir.display());
     }
     let lock = super::owner::take(state)?;
-    let rt = super::owner::open(state, lock, agentvisor::images::builtin_images()).await?;
+    let rt = super::owner::open(state, lock, builtin_images()).await?;
+    let rt = Arc::new(rt);
+    let control = ControlServer::start(Arc::clone(&rt))?;
     let started = Instant::now();
     let mut events = rt.subscribe();
     let root = rt.spawn_root(demo::root_spec(&dir)).await?;
@@ -146,7 +151,10 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
         elapsed,
         state.display()
     );
-    rt.shutdown().await?;
+    control.stop().await;
+    if let Ok(rt) = Arc::try_unwrap(rt) {
+        rt.shutdown().await?;
+    }
     Ok(if root_row.status == Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 

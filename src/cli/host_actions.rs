@@ -5,8 +5,9 @@
 //! dead owner left, as `agentvisor recover` does), apply the action, and hand the runtime
 //! back with [`finish`].
 //!
-//! While a live runtime owns the directory these commands are refused with a clear error: an
-//! action must reach the owner's actors, never a second runtime.
+//! While a live runtime owns the directory these commands are sent to it through its control
+//! socket ([`agentvisor::control`]): an action reaches the owner's actors, never a second
+//! runtime, and is never refused for the lock. Pids are resolved on a read-only view.
 
 use super::output::{resolve_pid, short_pid};
 use super::recover::{open_recovered, settle};
@@ -16,8 +17,34 @@ use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::kernel::status::SignalKind;
 use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::runtime::calls::{SignalResult, ToolError};
+use agentvisor::control::ControlClient;
+use agentvisor::images::builtin_images;
+use serde_json::Value;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// The live owner's control socket and a read-only view to resolve pids on, when a live
+/// runtime owns `state`.
+async fn live_owner(state: &Path) -> anyhow::Result<Option<(ControlClient, Runtime)>> {
+    if !state.exists() {
+        return Ok(None);
+    }
+    let Some(client) = ControlClient::connect(state).await? else { return Ok(None) };
+    let view = Runtime::open_read_only(state, builtin_images())?;
+    Ok(Some((client, view)))
+}
+
+/// Reports what the owner answered: a line on stdout, or its refusal as the command's error.
+fn answered(action: &str, pid: Pid, value: &Value) -> anyhow::Result<ExitCode> {
+    if let Some(error) = value.get("error") {
+        let code = error["code"].as_str().unwrap_or("refused");
+        let message = error["message"].as_str().unwrap_or_default();
+        anyhow::bail!("{action} {pid} refused ({code}): {message}");
+    }
+    let status = value.get("status").and_then(Value::as_str).unwrap_or("done");
+    outln!("{action} {} (through the live runtime): {status}", short_pid(pid));
+    Ok(ExitCode::SUCCESS)
+}
 
 /// Signals `pid` as the host (any process, not only a direct child).
 pub(crate) async fn signal(
@@ -85,6 +112,10 @@ pub(crate) async fn run_signal(
     let Some(kind) = SignalKind::parse(kind) else {
         anyhow::bail!("unknown signal {kind:?}: use pause, resume, cancel or terminate");
     };
+    if let Some((client, view)) = live_owner(state).await? {
+        let pid = resolve_pid(&view, pid)?;
+        return answered(kind.as_str(), pid, &client.signal(pid, kind, reason).await?);
+    }
     // Opened held, so a refused signal leaves the tree exactly as it was; an accepted resume
     // then releases the hold (every recovered start and wait) and hosts the tree to its end.
     let (rt, lines) = open_recovered(state, true).await?;
@@ -114,6 +145,10 @@ pub(crate) async fn run_signal(
 
 /// `agentvisor gate PID --reason`.
 pub(crate) async fn run_gate(state: &Path, pid: &str, reason: &str) -> anyhow::Result<ExitCode> {
+    if let Some((client, view)) = live_owner(state).await? {
+        let pid = resolve_pid(&view, pid)?;
+        return answered("gate", pid, &client.gate(pid, reason).await?);
+    }
     let (rt, _) = open_recovered(state, true).await?;
     let pid = match resolve_pid(&rt, pid) {
         Ok(pid) => pid,
@@ -133,6 +168,10 @@ pub(crate) async fn run_gate(state: &Path, pid: &str, reason: &str) -> anyhow::R
 
 /// `agentvisor ungate PID`.
 pub(crate) async fn run_ungate(state: &Path, pid: &str) -> anyhow::Result<ExitCode> {
+    if let Some((client, view)) = live_owner(state).await? {
+        let pid = resolve_pid(&view, pid)?;
+        return answered("ungate", pid, &client.ungate(pid).await?);
+    }
     let (rt, _) = open_recovered(state, true).await?;
     let pid = match resolve_pid(&rt, pid) {
         Ok(pid) => pid,
@@ -152,6 +191,19 @@ pub(crate) async fn run_ungate(state: &Path, pid: &str) -> anyhow::Result<ExitCo
 
 /// `agentvisor revoke PID RESOURCE`.
 pub(crate) async fn run_revoke(state: &Path, pid: &str, resource: &str) -> anyhow::Result<ExitCode> {
+    if let Some((client, view)) = live_owner(state).await? {
+        let pid = resolve_pid(&view, pid)?;
+        let grants = view.grants_of(pid)?;
+        let held: Vec<GrantId> =
+            grants.iter().filter(|g| g.live && g.resource == resource).map(|g| g.id).collect();
+        if held.is_empty() {
+            anyhow::bail!("revoke {pid} refused (not_held): {pid} holds no live grant on {resource:?}");
+        }
+        for id in held {
+            answered("revoke", pid, &client.revoke(id).await?)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let (rt, _) = open_recovered(state, true).await?;
     let pid = match resolve_pid(&rt, pid) {
         Ok(pid) => pid,

@@ -9,6 +9,7 @@ mod events;
 mod host_actions;
 mod inspect;
 mod live;
+mod mcp;
 mod memory;
 mod owner;
 mod ps;
@@ -92,6 +93,9 @@ pub(crate) enum Command {
         /// The resource, e.g. `fs:/data` or `process:spawn`.
         resource: String,
     },
+    /// Serves a Model Context Protocol server acting as one process (stdio, or HTTP on
+    /// loopback).
+    Mcp(mcp::McpArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -124,6 +128,7 @@ pub(crate) fn main() -> ExitCode {
             Command::Gate { pid, reason } => host_actions::run_gate(&cli.state, &pid, &reason).await,
             Command::Ungate { pid } => host_actions::run_ungate(&cli.state, &pid).await,
             Command::Revoke { pid, resource } => host_actions::run_revoke(&cli.state, &pid, &resource).await,
+            Command::Mcp(args) => mcp::run(&cli.state, args).await,
         }
     });
     match result {

@@ -11,6 +11,7 @@ use agentvisor::actors::store::ProcessQuery;
 use agentvisor::agent::run::RootBudget;
 use agentvisor::agent::telemetry::{AgentEvent, EVENTS_FILE, Telemetry};
 use agentvisor::agent::window::SqliteChunkStore;
+use agentvisor::control::ControlServer;
 use agentvisor::images::builtin_images;
 use agentvisor::rig::RigSpec;
 use agentvisor::rig::run::{Adapters, RigHosts, RigRunner, SeatOutcome, SeatProgress};
@@ -43,6 +44,8 @@ pub(crate) struct Opened {
     pub(crate) rt: Arc<Runtime>,
     pub(crate) store: Arc<dyn SeatStore>,
     pub(crate) telemetry: Telemetry,
+    /// The runtime's control socket, where `agentvisor mcp` and other commands attach.
+    pub(crate) control: ControlServer,
 }
 
 /// Loads a spec, or prints why it cannot be and returns the exit code.
@@ -90,9 +93,10 @@ pub(crate) async fn open(
             .with_context(|| format!("failed to open the seat store in {}", state.display()))?,
     );
     let rt = Arc::new(rt);
+    let control = ControlServer::start(Arc::clone(&rt))?;
     let runner =
         RigRunner::new(Arc::clone(&rt), hosts, Arc::clone(&store), Adapters::default(), base.to_path_buf());
-    Ok(Opened { runner, rt, store, telemetry })
+    Ok(Opened { runner, rt, store, telemetry, control })
 }
 
 pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -145,8 +149,9 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
         );
         return Ok(ExitCode::from(1));
     }
-    let Opened { runner, rt, .. } = opened;
+    let Opened { runner, rt, control, .. } = opened;
     drop(runner);
+    control.stop().await;
     if let Ok(rt) = Arc::try_unwrap(rt) {
         rt.shutdown().await?;
     }

@@ -115,18 +115,7 @@ pub(super) struct Runner<'o> {
 
 /// A host error as a tool-style error with a stable code.
 pub(super) fn host_error(e: &RuntimeError) -> ToolError {
-    let code = match e {
-        RuntimeError::Store(_) => "store_failed",
-        RuntimeError::StateDir { .. } => "state_dir",
-        RuntimeError::ReadOnly => "read_only",
-        RuntimeError::UnknownImage(_) => "unknown_image",
-        RuntimeError::InvalidRoot(_) => "invalid_root",
-        RuntimeError::UnknownProcess(_) => "unknown_process",
-        RuntimeError::Actor(_) => "actor_failed",
-        RuntimeError::Tool(t) => return t.clone(),
-        _ => "runtime_error",
-    };
-    ToolError::new(code, e.to_string())
+    e.to_tool_error()
 }
 
 /// Opens a runtime with the built-in images, the puppets observed through `sink`, and waits

@@ -87,6 +87,25 @@ pub enum RuntimeError {
     Tool(#[from] ToolError),
 }
 
+impl RuntimeError {
+    /// The error as a tool answer: a stable snake_case code (`store_failed`, `state_dir`,
+    /// `read_only`, `unknown_image`, `invalid_root`, `unknown_process`, `actor_failed`, or a
+    /// refused call's own code) and this error's sentence.
+    pub fn to_tool_error(&self) -> ToolError {
+        let code = match self {
+            RuntimeError::Store(_) => "store_failed",
+            RuntimeError::StateDir { .. } => "state_dir",
+            RuntimeError::ReadOnly => "read_only",
+            RuntimeError::UnknownImage(_) => "unknown_image",
+            RuntimeError::InvalidRoot(_) => "invalid_root",
+            RuntimeError::UnknownProcess(_) => "unknown_process",
+            RuntimeError::Actor(_) => "actor_failed",
+            RuntimeError::Tool(t) => return t.clone(),
+        };
+        ToolError::new(code, self.to_string())
+    }
+}
+
 /// A running (or read-only) agentvisor runtime.
 pub struct Runtime {
     shared: Arc<Shared>,
