@@ -107,11 +107,16 @@ pub(crate) fn rows(state: &Path) -> Vec<serde_json::Value> {
     rows.as_array().expect("an array").clone()
 }
 
-/// Copies every file of `from` (not recursing) into the new directory `to`.
+/// Copies every regular file of `from` (not recursing; not the owner's control socket) into
+/// the new directory `to`.
 pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("list") {
-        let path = entry.expect("entry").path();
+        let entry = entry.expect("entry");
+        if !entry.file_type().expect("file type").is_file() {
+            continue;
+        }
+        let path = entry.path();
         std::fs::copy(&path, to.join(path.file_name().expect("a name"))).expect("copy");
     }
 }
