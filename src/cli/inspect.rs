@@ -4,10 +4,11 @@
 
 use super::agent_cost::{agent_lines, agent_view};
 use super::memory::memory_lines;
-use super::output::{grants_json, mailbox_view, message_line, open_view, resolve_pid};
+use super::output::{View, grants_json, mailbox_view, message_line, open_view, resolve_pid};
 use super::sources::image_needed;
+use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::store::ProcessQuery;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -28,35 +29,12 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
     let Some(row) = rt.process(pid)? else {
         anyhow::bail!("unknown process {pid}");
     };
+    let view = inspect_json(state, &view_of, &row)?;
     let children =
         rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
-    let result = match row.result_oid {
-        Some(oid) => match (rt.object(oid), rt.payload(oid)?) {
-            (Some(meta), _) if meta.released => {
-                json!({ "oid": oid, "materialized": false, "note": "the object was released" })
-            }
-            (_, Some(v)) => json!({ "oid": oid, "materialized": true, "payload": v }),
-            (_, None) => json!({ "oid": oid, "materialized": false }),
-        },
-        None => serde_json::Value::Null,
-    };
     let mailbox = mailbox_view(rt, pid)?;
+    let agent = &view["agent"];
     let memory = rt.memory(pid);
-    let agent = agent_view(rt, pid)?;
-    let view = json!({
-        "agent": agent,
-        "process": view_of.row_json(&row),
-        "owner_alive": view_of.owner_alive,
-        "image_needed": image_needed(state, &row),
-        "capabilities": grants_json(rt, pid)?,
-        "children": children.iter().map(|c| json!({"pid": c.pid, "status": c.status})).collect::<Vec<_>>(),
-        "result": result,
-        "unread": mailbox.unread,
-        "messages_total": mailbox.total,
-        "recent_messages": mailbox.recent,
-        "recent_unread_only": mailbox.unread_only,
-        "memory": memory,
-    });
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&view)?);
         return Ok(ExitCode::SUCCESS);
@@ -97,7 +75,7 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
             if g.live { "" } else { " revoked" }
         );
     }
-    if let Some(agent) = &agent {
+    if !agent.is_null() {
         outln!("agent");
         for line in agent_lines(agent) {
             outln!("  {line}");
@@ -113,4 +91,37 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Everything `inspect --json` prints about `row` (the console serves the same).
+pub(crate) fn inspect_json(state: &Path, view_of: &View, row: &ProcessRow) -> anyhow::Result<Value> {
+    let rt = &view_of.rt;
+    let pid = row.pid;
+    let children =
+        rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
+    let result = match row.result_oid {
+        Some(oid) => match (rt.object(oid), rt.payload(oid)?) {
+            (Some(meta), _) if meta.released => {
+                json!({ "oid": oid, "materialized": false, "note": "the object was released" })
+            }
+            (_, Some(v)) => json!({ "oid": oid, "materialized": true, "payload": v }),
+            (_, None) => json!({ "oid": oid, "materialized": false }),
+        },
+        None => Value::Null,
+    };
+    let mailbox = mailbox_view(rt, pid)?;
+    Ok(json!({
+        "agent": agent_view(rt, pid)?,
+        "process": view_of.row_json(row),
+        "owner_alive": view_of.owner_alive,
+        "image_needed": image_needed(state, row),
+        "capabilities": grants_json(rt, pid)?,
+        "children": children.iter().map(|c| json!({"pid": c.pid, "status": c.status})).collect::<Vec<_>>(),
+        "result": result,
+        "unread": mailbox.unread,
+        "messages_total": mailbox.total,
+        "recent_messages": mailbox.recent,
+        "recent_unread_only": mailbox.unread_only,
+        "memory": rt.memory(pid),
+    }))
 }

@@ -4,6 +4,8 @@
 mod output;
 mod agent;
 mod agent_cost;
+#[cfg(feature = "console")]
+mod console;
 mod demo;
 mod events;
 mod host_actions;
@@ -96,6 +98,10 @@ pub(crate) enum Command {
     /// Serves a Model Context Protocol server acting as one process (stdio, or HTTP on
     /// loopback).
     Mcp(mcp::McpArgs),
+    /// Serves a live web console of the state directory: the tree, each agent's conversation,
+    /// messages and rig seats (loopback; `--control` adds host-action buttons).
+    #[cfg(feature = "console")]
+    Console(console::ConsoleArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -129,6 +135,8 @@ pub(crate) fn main() -> ExitCode {
             Command::Ungate { pid } => host_actions::run_ungate(&cli.state, &pid).await,
             Command::Revoke { pid, resource } => host_actions::run_revoke(&cli.state, &pid, &resource).await,
             Command::Mcp(args) => mcp::run(&cli.state, args).await,
+            #[cfg(feature = "console")]
+            Command::Console(args) => console::run(&cli.state, args).await,
         }
     });
     match result {
