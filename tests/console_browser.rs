@@ -80,9 +80,11 @@ async fn the_example_rig_draws_its_exec_as_one_box_its_fork_as_a_copy_and_its_ma
     let fork = fork.as_array().expect("the lead has a forked child drawn as a copy");
     assert_eq!(fork[0], Value::from(lead.clone()));
     assert!(fork[1].as_str().expect("text").contains("at turn"), "{fork:?}");
-    // The forked seat says where it started from.
-    let source = eval(&b.client, &format!("const s = document.querySelector(\".proc[data-pid='{second}'] .seat-source\"); return s && s.textContent")).await;
-    assert!(source.as_str().is_some_and(|s| s.starts_with("forked from source session")), "{source:?}");
+    // The forked seat is drawn as a copy, linked to the seat whose session it started from.
+    let source = eval(&b.client, &format!("const s = document.querySelector(\".proc.fork[data-pid='{second}'] .seat-source\"); return s && [s.textContent, s.querySelector('a').dataset.goto]")).await;
+    let source = source.as_array().expect("the forked seat is a copy with its source");
+    assert!(source[0].as_str().is_some_and(|s| s.starts_with("forked from source session")), "{source:?}");
+    assert_eq!(source[1], Value::from(lead.clone()), "linked to the lead's box");
     screenshot(&b.client, "console-tree").await;
 
     // The conversation of the lead across its incarnations, with the exec marked.

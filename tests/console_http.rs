@@ -77,6 +77,41 @@ async fn the_endpoints_agree_with_the_command_line_views() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_host_action_from_the_console_is_refused_in_the_command_lines_words() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    let out = agentvisor(&state, &["run", RIG]);
+    assert!(out.status.success(), "run: {}", text(&out.stderr));
+    let ps = rows(&state);
+    let pid = ps[0]["pid"].as_str().expect("pid");
+    let cli = agentvisor(&state, &["signal", pid, "pause"]);
+    assert!(!cli.status.success(), "an exited process accepts no signal");
+    let (_console, url) = start_console(&state, &["--control"]);
+    let answer = client()
+        .post(format!("{url}api/control/{pid}"))
+        .body(r#"{"action":"pause"}"#)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(answer.status(), 409);
+    let body: Value = answer.json().await.expect("json");
+    assert_eq!(body["error"]["ok"], false);
+    assert_eq!(body["error"]["stderr"].as_str().expect("stderr"), text(&cli.stderr).trim_end());
+    assert!(body["error"]["stderr"].as_str().is_some_and(|e| e.contains("process_terminal")), "{body}");
+
+    let unknown = client()
+        .post(format!("{url}api/control/{pid}"))
+        .body(r#"{"action":"explode"}"#)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(unknown.status(), 400);
+    let body: Value = unknown.json().await.expect("json");
+    assert_eq!(body["error"]["code"], "bad_request");
+    assert_eq!(rows(&state), ps, "nothing changed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_token_is_required_when_set_and_remote_needs_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let state = dir.path().join("state");

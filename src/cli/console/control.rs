@@ -22,6 +22,17 @@ pub(crate) struct ControlRequest {
     pub(crate) reason: Option<String>,
 }
 
+/// Why a host action from the page did not happen.
+#[derive(Debug)]
+pub(crate) enum ControlFailure {
+    /// The request names no action the console knows, or lacks a reason `gate` needs.
+    BadRequest(String),
+    /// The command could not be run.
+    Internal(String),
+    /// The command ran and refused: `{ok: false, code, stdout, stderr}`.
+    Refused(Value),
+}
+
 /// The command line of a host action, or a refusal naming what to fix.
 fn command_line(pid: &str, request: &ControlRequest) -> Result<Vec<String>, String> {
     let reason = request.reason.clone().filter(|r| !r.trim().is_empty());
@@ -49,12 +60,10 @@ fn command_line(pid: &str, request: &ControlRequest) -> Result<Vec<String>, Stri
 /// Runs the host action and answers `{ok, code, stdout, stderr, running}`. A resume that the
 /// command goes on to host (no live owner: it becomes the owner and runs the tree to its end)
 /// answers after its first line, with `running: true`; the command is left to finish.
-pub(crate) async fn act(state: &Path, pid: &str, request: &ControlRequest) -> Result<Value, Value> {
-    let args =
-        command_line(pid, request).map_err(|message| json!({ "code": "bad_request", "message": message }))?;
-    let exe = std::env::current_exe().map_err(
-        |e| json!({ "code": "internal", "message": format!("cannot find the agentvisor binary: {e}") }),
-    )?;
+pub(crate) async fn act(state: &Path, pid: &str, request: &ControlRequest) -> Result<Value, ControlFailure> {
+    let args = command_line(pid, request).map_err(ControlFailure::BadRequest)?;
+    let exe = std::env::current_exe()
+        .map_err(|e| ControlFailure::Internal(format!("cannot find the agentvisor binary: {e}")))?;
     let mut child = Command::new(exe)
         .arg("--state")
         .arg(state)
@@ -64,12 +73,10 @@ pub(crate) async fn act(state: &Path, pid: &str, request: &ControlRequest) -> Re
         .stderr(Stdio::piped())
         .kill_on_drop(false)
         .spawn()
-        .map_err(|e| json!({ "code": "internal", "message": format!("cannot run agentvisor {}: {e}", args.join(" ")) }))?;
-    let mut stdout = BufReader::new(
-        child.stdout.take().ok_or_else(|| json!({"code": "internal", "message": "no stdout"}))?,
-    );
-    let mut stderr =
-        child.stderr.take().ok_or_else(|| json!({"code": "internal", "message": "no stderr"}))?;
+        .map_err(|e| ControlFailure::Internal(format!("cannot run agentvisor {}: {e}", args.join(" "))))?;
+    let piped = || ControlFailure::Internal("the command's output is not piped".into());
+    let mut stdout = BufReader::new(child.stdout.take().ok_or_else(piped)?);
+    let mut stderr = child.stderr.take().ok_or_else(piped)?;
     let errors = tokio::spawn(async move {
         let mut err = String::new();
         let _ = stderr.read_to_string(&mut err).await;
@@ -94,7 +101,7 @@ pub(crate) async fn act(state: &Path, pid: &str, request: &ControlRequest) -> Re
         });
         return Ok(json!({ "ok": true, "running": true, "stdout": first.trim_end(), "stderr": "" }));
     };
-    let status = status.map_err(|e| json!({ "code": "internal", "message": e.to_string() }))?;
+    let status = status.map_err(|e| ControlFailure::Internal(e.to_string()))?;
     let err = errors.await.unwrap_or_default();
     let answer = json!({
         "ok": status.success(),
@@ -103,5 +110,5 @@ pub(crate) async fn act(state: &Path, pid: &str, request: &ControlRequest) -> Re
         "stdout": format!("{first}{rest}").trim_end(),
         "stderr": err.trim_end(),
     });
-    if status.success() { Ok(answer) } else { Err(answer) }
+    if status.success() { Ok(answer) } else { Err(ControlFailure::Refused(answer)) }
 }

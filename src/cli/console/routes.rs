@@ -3,7 +3,7 @@
 
 use super::Console;
 use super::auth::require_token;
-use super::control::{ControlRequest, act};
+use super::control::{ControlFailure, ControlRequest, act};
 use crate::cli::inspect::inspect_json;
 use crate::cli::output::{open_view, resolve_pid};
 use agentvisor::agent::telemetry::{EVENTS_FILE, EventFileReader};
@@ -161,6 +161,12 @@ async fn control(State(console): State<Arc<Console>>, Path(pid): Path<String>, b
     };
     match act(&console.state, &pid, &request).await {
         Ok(answer) => json_response(StatusCode::OK, &answer),
-        Err(answer) => json_response(StatusCode::CONFLICT, &json!({ "error": answer })),
+        Err(ControlFailure::Refused(answer)) => {
+            json_response(StatusCode::CONFLICT, &json!({ "error": answer }))
+        }
+        Err(ControlFailure::BadRequest(message)) => refused(StatusCode::BAD_REQUEST, "bad_request", message),
+        Err(ControlFailure::Internal(message)) => {
+            refused(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+        }
     }
 }

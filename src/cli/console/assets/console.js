@@ -84,6 +84,17 @@ function seatsByPid() {
   return seats;
 }
 
+// The seat whose session a forked seat started from: named `seat:MEMBER`, or by its token.
+function sourceSeat(seat) {
+  if (!seat || !seat.source) return null;
+  for (const rig of page.snapshot.rigs || []) {
+    if (rig.rig.id !== seat.rig) continue;
+    const found = rig.seats.find((s) => `seat:${s.member}` === seat.source || (s.token && s.token === seat.source));
+    if (found) return found;
+  }
+  return null;
+}
+
 function incarnationsOf(p) {
   const costs = new Map(((p.agent && p.agent.incarnations) || []).map((i) => [i.agent_id, i]));
   const seen = (p.history && p.history.incarnations) || [];
@@ -142,9 +153,10 @@ function box(p, seats) {
   const agent = p.agent; const history = p.history || {};
   const seat = seats.get(p.pid);
   const forkedFrom = history.forked_from;
+  const source = sourceSeat(seat);
   const classes = ['proc', `status-${p.status}`];
   if (p.stale) classes.push('stale');
-  if (forkedFrom) classes.push('fork');
+  if (forkedFrom || (seat && seat.source)) classes.push('fork');
   if (agent) classes.push('agent');
   const profile = agent && agent.identity ? agent.identity.profile : null;
   const incarnations = agent ? incarnationsOf(p) : [];
@@ -164,7 +176,9 @@ function box(p, seats) {
     forkedFrom ? el('div', { class: 'forked-from' }, 'copy of ',
       el('a', { href: `#proc-${forkedFrom.pid}`, 'data-goto': forkedFrom.pid, text: short(forkedFrom.pid) }),
       forkedFrom.turn !== null && forkedFrom.turn !== undefined ? ` at turn ${forkedFrom.turn}` : '') : null,
-    seat && seat.source ? el('div', { class: 'seat-source', text: `forked from source session ${seat.source}` }) : null,
+    seat && seat.source ? el('div', { class: 'seat-source' }, `forked from source session ${seat.source}`,
+      source ? [' — a copy of seat ', el('a', { href: `#proc-${source.pid}`, 'data-goto': source.pid, text: source.member }),
+        source.token ? ` (session ${source.token})` : ''] : '') : null,
     incarnations.length ? el('ol', { class: 'incarnations' }, incarnations.map((i) =>
       el('li', { class: 'incarnation', 'data-agent-id': i.agent_id, 'data-via': i.via || '' },
         el('span', { class: 'inc-profile', text: i.profile }),
