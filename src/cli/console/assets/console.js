@@ -254,7 +254,7 @@ function callLine(call) {
   }
   const args = call.arguments === undefined ? '' : JSON.stringify(call.arguments);
   const outcome = call.error !== undefined && call.error !== null
-    ? el('span', { class: 'call-error', text: ` ⇒ refused ${JSON.stringify(call.error)}` })
+    ? el('span', { class: 'call-error', text: ` ⇒ refused ${call.error.code || ''}: ${call.error.message || JSON.stringify(call.error)}` })
     : call.result !== undefined ? el('span', { class: 'call-result', text: ` ⇒ ${JSON.stringify(call.result)}` }) : null;
   return el('li', { class: 'call' }, el('code', { text: `${name}(${args})` }), outcome);
 }
