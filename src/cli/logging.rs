@@ -4,6 +4,7 @@
 //! is printed. Nothing here ever writes to stdout, which carries the commands' output
 //! (`--json` included).
 
+use std::io::IsTerminal;
 use tracing_subscriber::filter::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -41,23 +42,32 @@ fn stderr_filter(verbose: u8) -> Option<EnvFilter> {
 /// Installs the subscriber for a command run with `verbose` `-v` flags. A failure to set up
 /// the exporter is reported on stderr and the command goes on without it.
 pub(crate) fn init(verbose: u8) -> Logging {
-    let stderr = stderr_filter(verbose).map(|filter| {
-        tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(true).with_filter(filter)
-    });
+    // Only the layers asked for: a `None` layer beside a filtered one would turn every
+    // callsite off.
+    let mut layers: Vec<Box<dyn Layer<Registry> + Send + Sync>> = Vec::new();
+    if let Some(filter) = stderr_filter(verbose) {
+        let stderr = tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_target(true)
+            .with_filter(filter);
+        layers.push(Box::new(stderr));
+    }
     #[cfg(feature = "otel")]
-    let (otel, exporter) = match super::otel::Exporter::from_env() {
-        Ok(Some(exporter)) => (Some(exporter.layer()), Some(exporter)),
-        Ok(None) => (None, None),
+    let exporter = match super::otel::Exporter::from_env() {
+        Ok(Some(exporter)) => {
+            layers.push(exporter.layer());
+            Some(exporter)
+        }
+        Ok(None) => None,
         Err(e) => {
             eprintln!("agentvisor: spans are not exported: {e}");
-            (None, None)
+            None
         }
     };
-    #[cfg(not(feature = "otel"))]
-    let otel: Option<Box<dyn Layer<Registry> + Send + Sync>> = None;
-    if stderr.is_some() || otel.is_some() {
+    if !layers.is_empty() {
         // Only fails if a subscriber is already set, which nothing else in the binary does.
-        let _ = Registry::default().with(otel).with(stderr).try_init();
+        let _ = Registry::default().with(layers).try_init();
     }
     Logging {
         #[cfg(feature = "otel")]

@@ -26,6 +26,7 @@ impl Exporter {
         if std::env::var_os(ENDPOINT_VAR).is_none_or(|v| v.is_empty()) {
             return Ok(None);
         }
+        agentvisor::agent::brain::install_tls_provider();
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_protocol(Protocol::HttpBinary)

@@ -251,6 +251,7 @@ fn block(prefix: &str, text: &str) -> Vec<String> {
     text.lines()
         .enumerate()
         .map(|(i, line)| if i == 0 { format!("{prefix}{line}") } else { format!("{pad}{line}") })
+        .map(|line| line.trim_end().to_string())
         .collect()
 }
 

@@ -162,8 +162,11 @@ impl Agent {
             // Only the answering attempt's streamed tokens are part of its usage; a failed
             // attempt's stay charged.
             Ok(Ok(turn)) => {
-                span.record("gen_ai.usage.input_tokens", turn.usage.input_tokens);
-                span.record("gen_ai.usage.output_tokens", turn.usage.output_tokens);
+                // As i64: OpenTelemetry has no unsigned integers, and `tracing-opentelemetry`
+                // writes a u64 as a string.
+                let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+                span.record("gen_ai.usage.input_tokens", int(turn.usage.input_tokens));
+                span.record("gen_ai.usage.output_tokens", int(turn.usage.output_tokens));
                 span.record("gen_ai.response.finish_reasons", turn.finish.as_str());
                 Ok((turn, last.1))
             }

@@ -40,7 +40,7 @@ mod telemetry;
 pub use bound::{cap_text, cap_value};
 pub use error::TelemetryError;
 pub use event::{AgentEvent, CallError, CallRecord, EventRecord, ModuleMoveRecord, SpawnVia, TransitionKind};
-pub use limits::{BROADCAST_CAPACITY, EVENT_LINE_BYTES_MAX, RECORDS_MAX};
+pub use limits::{BROADCAST_CAPACITY, EVENT_LINE_BYTES_MAX, RECORDS_BYTES_MAX, RECORDS_MAX};
 pub use read::{EventFileReader, EventLine, last_seq, read_jsonl};
 pub use redact::{REDACTED, Redactor};
 pub use summary::SUMMARY_TEXT_CHARS_MAX;

@@ -2,7 +2,7 @@
 
 use super::error::TelemetryError;
 use super::event::{AgentEvent, EventRecord};
-use super::limits::{BROADCAST_CAPACITY, RECORDS_MAX};
+use super::limits::{BROADCAST_CAPACITY, RECORDS_BYTES_MAX, RECORDS_MAX};
 use super::read::last_seq;
 use super::redact::Redactor;
 use super::sink::JsonlSink;
@@ -19,7 +19,7 @@ use tokio::sync::broadcast;
 /// what the model said and did, numbers the event (`seq`: one counter per instance shared by
 /// its clones, from 1, or after the last record already in its file), stamps it, and then, in
 /// seq order, keeps it in memory (the newest
-/// [`RECORDS_MAX`]), appends it to the JSONL file if there is one, sends it to subscribers and
+/// [`RECORDS_MAX`], within [`RECORDS_BYTES_MAX`]), appends it to the JSONL file if there is one, sends it to subscribers and
 /// logs it as a `tracing` event with target `agentvisor::agent`. Emitting never fails and
 /// never waits on an observer: a failed file write is logged once and counted, a subscriber
 /// that falls behind misses records (`Lagged`).
@@ -62,7 +62,10 @@ pub struct ModelProgress {
 #[derive(Debug)]
 struct State {
     next_seq: u64,
-    records: VecDeque<EventRecord>,
+    /// The newest records, each with the length of its JSON line.
+    records: VecDeque<(EventRecord, usize)>,
+    /// The lengths of the records kept, added up.
+    records_bytes: usize,
     sink: Option<JsonlSink>,
 }
 
@@ -92,7 +95,7 @@ impl Telemetry {
     fn build(sink: Option<JsonlSink>, next_seq: u64) -> Telemetry {
         let (tx, _) = broadcast::channel(BROADCAST_CAPACITY);
         let (progress, _) = broadcast::channel(BROADCAST_CAPACITY);
-        let state = State { next_seq, records: VecDeque::new(), sink };
+        let state = State { next_seq, records: VecDeque::new(), records_bytes: 0, sink };
         let redactor = parking_lot::RwLock::new(Redactor::default());
         Telemetry { inner: Arc::new(Inner { state: Mutex::new(state), redactor, tx, progress }) }
     }
@@ -122,12 +125,21 @@ impl Telemetry {
             state.next_seq = seq.saturating_add(1);
             let record =
                 EventRecord { seq, at_ms, pid: pid.to_string(), agent_id: agent_id.to_string(), event };
-            if state.records.len() >= RECORDS_MAX {
-                state.records.pop_front();
+            // Serialised once, for the file and for the memory copy's byte bound.
+            let line = serde_json::to_vec(&record);
+            let bytes = line.as_ref().map_or(0, Vec::len);
+            while !state.records.is_empty()
+                && (state.records.len() >= RECORDS_MAX
+                    || state.records_bytes.saturating_add(bytes) > RECORDS_BYTES_MAX)
+            {
+                if let Some((_, dropped)) = state.records.pop_front() {
+                    state.records_bytes = state.records_bytes.saturating_sub(dropped);
+                }
             }
-            state.records.push_back(record.clone());
+            state.records.push_back((record.clone(), bytes));
+            state.records_bytes = state.records_bytes.saturating_add(bytes);
             if let Some(sink) = state.sink.as_mut() {
-                sink.append(&record);
+                sink.append(record.seq, line);
             }
             // Sent under the lock so subscribers receive records in seq order; `send` never
             // waits. No subscriber is not an error.
@@ -162,15 +174,24 @@ impl Telemetry {
         self.inner.tx.subscribe()
     }
 
-    /// The records emitted so far, oldest first: all of them, or the newest [`RECORDS_MAX`].
+    /// The records emitted so far, oldest first: all of them, or the newest that fit in
+    /// [`RECORDS_MAX`] records and [`RECORDS_BYTES_MAX`] bytes of JSON.
     pub fn records(&self) -> Vec<EventRecord> {
-        self.inner.state.lock().records.iter().cloned().collect()
+        self.inner.state.lock().records.iter().map(|(r, _)| r.clone()).collect()
     }
 
     /// The records on incarnation `agent_id`'s stream, oldest first (from those
     /// [`records`](Self::records) keeps).
     pub fn stream(&self, agent_id: &str) -> Vec<EventRecord> {
-        self.inner.state.lock().records.iter().filter(|r| r.agent_id == agent_id).cloned().collect()
+        self.inner
+            .state
+            .lock()
+            .records
+            .iter()
+            .map(|(r, _)| r)
+            .filter(|r| r.agent_id == agent_id)
+            .cloned()
+            .collect()
     }
 
     /// Records the JSONL file did not get because a write to it failed (0 without a file).
