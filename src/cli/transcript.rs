@@ -151,7 +151,7 @@ fn entries(records: &[EventRecord], pid: Pid) -> Vec<Entry> {
                 out.push(Entry::Turn {
                     turn: *turn,
                     text: text.clone(),
-                    usage: usage.clone(),
+                    usage: *usage,
                     compacted: *compacted,
                 });
                 out.extend(calls.iter().cloned().map(|c| call_entry(*turn, c)));
@@ -198,7 +198,7 @@ fn entries(records: &[EventRecord], pid: Pid) -> Vec<Entry> {
             AgentEvent::AgentFinished { outcome, result, usage } => out.push(Entry::Finished {
                 outcome: outcome.clone(),
                 result: result.clone(),
-                usage: usage.clone(),
+                usage: *usage,
             }),
         }
     }
