@@ -195,11 +195,9 @@ fn entries(records: &[EventRecord], pid: Pid) -> Vec<Entry> {
             }),
             // The refusal is the call's error, shown with the call.
             AgentEvent::ToolRefused { .. } => {}
-            AgentEvent::AgentFinished { outcome, result, usage } => out.push(Entry::Finished {
-                outcome: outcome.clone(),
-                result: result.clone(),
-                usage: *usage,
-            }),
+            AgentEvent::AgentFinished { outcome, result, usage } => {
+                out.push(Entry::Finished { outcome: outcome.clone(), result: result.clone(), usage: *usage })
+            }
         }
     }
     // Sent in a turn whose record never came (the process failed in it).
