@@ -478,6 +478,12 @@ machines:
         "profiles.a.description",
         P::LimitExceeded,
         None,
+    ), // The telemetry section.
+    refusal(
+        "profiles:\n  - {id: a, brain: b, window_tokens: 10}\ntelemetry: {redact: [abc]}\n",
+        "telemetry.redact[0]",
+        P::RedactLiteralTooShort,
+        None,
     ),
 ];
 

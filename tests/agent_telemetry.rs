@@ -4,8 +4,8 @@
 
 use agentvisor::agent::brain::{Message, Usage};
 use agentvisor::agent::telemetry::{
-    AgentEvent, EVENTS_FILE, EventFileReader, EventRecord, ModuleMoveRecord, SpawnVia, Telemetry,
-    TelemetryError, TransitionKind, read_jsonl,
+    AgentEvent, CallError, CallRecord, EVENTS_FILE, EventFileReader, EventRecord, ModuleMoveRecord, REDACTED,
+    SpawnVia, Telemetry, TelemetryError, TransitionKind, cap_text, last_seq, read_jsonl,
 };
 use serde_json::{Value, json};
 use std::io::Write;
@@ -34,7 +34,14 @@ fn every_event() -> Vec<AgentEvent> {
         AgentEvent::TurnCompleted {
             turn: 1,
             usage: usage(120, 30),
+            text: Some("making it".into()),
             tool_calls: vec!["create_object".into()],
+            calls: vec![CallRecord {
+                tool: "create_object".into(),
+                arguments: json!({"name": "plan"}),
+                result: Some(json!({"oid": "o-1"})),
+                error: None,
+            }],
             compacted: false,
         },
         AgentEvent::Compacted { turn: 2, tokens_before: 9000, tokens_after: 2000, cut: 40 },
@@ -149,7 +156,7 @@ fn the_jsonl_file_round_trips_and_appends() {
         assert_eq!(serde_json::from_str::<EventRecord>(line).expect("a record a line"), *record);
     }
 
-    // A second instance appends; its seq restarts.
+    // A second instance appends; its seq continues after the file's last.
     drop(telemetry);
     let again = Telemetry::with_jsonl(&path).expect("reopen");
     let more = again.emit(
@@ -157,7 +164,7 @@ fn the_jsonl_file_round_trips_and_appends() {
         "agent-2",
         AgentEvent::FsmState { machine: "m".into(), state: "b".into(), from: Some("a".into()) },
     );
-    assert_eq!(more.seq, 1);
+    assert_eq!(more.seq, emitted.len() as u64 + 1);
     let all = read_jsonl(&path).expect("read");
     assert_eq!(all.len(), emitted.len() + 1);
     assert_eq!(all.last(), Some(&more));
@@ -232,7 +239,19 @@ fn event_fields_are_written_as_documented() {
 
     let turn = shape(events[2].clone());
     assert_eq!(turn["usage"], json!({"input_tokens": 120, "output_tokens": 30, "cached_tokens": 0}));
+    assert_eq!(turn["text"], "making it");
     assert_eq!(turn["tool_calls"], json!(["create_object"]));
+    assert_eq!(
+        turn["calls"],
+        json!([{"tool": "create_object", "arguments": {"name": "plan"}, "result": {"oid": "o-1"}}])
+    );
+    // A record written before turns carried their text and calls still reads.
+    let old: EventRecord = serde_json::from_value(json!({
+        "seq": 1, "at_ms": 5, "pid": PID, "agent_id": "a", "type": "turn_completed", "turn": 1,
+        "usage": {"input_tokens": 1, "output_tokens": 1, "cached_tokens": 0}, "tool_calls": [], "compacted": false
+    }))
+    .expect("text and calls may be absent");
+    assert!(matches!(old.event, AgentEvent::TurnCompleted { text: None, ref calls, .. } if calls.is_empty()));
     assert_eq!(turn["compacted"], false);
 
     let transition = shape(events[7].clone());
@@ -324,4 +343,86 @@ fn a_failing_file_is_counted_and_never_stops_emitting() {
     assert_eq!(telemetry.dropped_writes(), 3);
     assert_eq!(telemetry.records().len(), 3, "kept in memory all the same");
     assert_eq!(subscriber.try_recv().expect("sent all the same").seq, 1);
+}
+
+#[test]
+fn seq_continues_after_the_last_whole_record_of_a_large_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(EVENTS_FILE);
+    assert_eq!(last_seq(&path).expect("a missing file"), None);
+    let first = Telemetry::with_jsonl(&path).expect("open");
+    // Enough records that the file is several of the tail reader's chunks long.
+    let big = "y".repeat(10_000);
+    for _ in 0..40 {
+        first.emit(PID, "agent-1", AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: big.clone() });
+    }
+    assert_eq!(last_seq(&path).expect("read"), Some(40));
+    drop(first);
+    // A crash left half a line at the end: it is passed over.
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).expect("open");
+    file.write_all(b"{\"seq\": 9999, \"at_ms\"").expect("write");
+    drop(file);
+    assert_eq!(last_seq(&path).expect("read"), Some(40));
+    let second = Telemetry::with_jsonl(&path).expect("reopen");
+    let next = second.emit(
+        PID,
+        "agent-1",
+        AgentEvent::Compacted { turn: 1, tokens_before: 2, tokens_after: 1, cut: 1 },
+    );
+    assert_eq!(next.seq, 41);
+}
+
+#[test]
+fn secrets_are_redacted_in_every_field_before_the_cap() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(EVENTS_FILE);
+    let telemetry = Telemetry::with_jsonl(&path).expect("open");
+    let mut subscriber = telemetry.subscribe();
+    telemetry.redact(["s3cr3t-token".to_string(), String::new()]);
+    let limit = agentvisor::agent::limits::EVENT_FIELD_CHARS_MAX;
+    // The secret straddles the cap: redacted first, it cannot leave a prefix behind.
+    let text = format!("{}s3cr3t-token tail", "a".repeat(limit - 4));
+    let record = telemetry.emit(
+        PID,
+        "agent-1",
+        AgentEvent::TurnCompleted {
+            turn: 1,
+            usage: usage(1, 1),
+            text: Some(text),
+            tool_calls: vec!["read_object".into()],
+            calls: vec![CallRecord {
+                tool: "read_object".into(),
+                arguments: json!({"s3cr3t-token": "key", "n": 1}),
+                result: None,
+                error: Some(CallError {
+                    code: "denied".into(),
+                    message: "token s3cr3t-token refused".into(),
+                }),
+            }],
+            compacted: false,
+        },
+    );
+    telemetry.emit(
+        PID,
+        "agent-1",
+        AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: "s3cr3t-token".into() },
+    );
+    let file = std::fs::read_to_string(&path).expect("read");
+    assert!(!file.contains("s3cr3t") && !file.contains("s3c"), "{file}");
+    assert_eq!(subscriber.try_recv().expect("sent"), record);
+    let AgentEvent::TurnCompleted { text: Some(text), calls, .. } = &record.event else { panic!("a turn") };
+    assert!(text.ends_with(" chars cut]") && !text.contains("s3"), "{}", &text[text.len() - 40..]);
+    assert_eq!(calls[0].arguments, json!({"[redacted]": "key", "n": 1}));
+    assert_eq!(calls[0].error.as_ref().map(|e| e.message.as_str()), Some("token [redacted] refused"));
+    assert!(
+        matches!(&telemetry.records()[1].event, AgentEvent::MessageSent { text, .. } if text == REDACTED)
+    );
+}
+
+#[test]
+fn the_cap_counts_what_it_cut() {
+    assert_eq!(cap_text("short", 10), "short");
+    assert_eq!(cap_text("abcdefghij", 10), "abcdefghij");
+    assert_eq!(cap_text("abcdefghijkl", 10), "abcdefghij… [2 chars cut]");
+    assert_eq!(cap_text("ééééé", 2), "éé… [3 chars cut]");
 }

@@ -5,7 +5,9 @@
 
 mod cli_support;
 
-use cli_support::{Killed, agentvisor, copy_dir, demo_killed_after, make_tree, names, rows, text};
+use cli_support::{
+    Killed, agentvisor, copy_dir, demo_killed_after, into_closed_pipe, make_tree, names, rows, text,
+};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -60,21 +62,6 @@ fn a_killed_demo_shows_stale_rows_and_views_write_nothing() {
     assert!(text(&inspect.stdout).contains("stale: no runtime owns it since epoch 1"));
 
     assert_eq!(store_bytes(&state), before, "a view changes neither the store file nor its WAL");
-}
-
-/// Runs a view with its stdout a pipe whose reader is already gone.
-fn into_closed_pipe(state: &Path, args: &[&str]) -> std::process::Output {
-    let (reader, writer) = std::io::pipe().expect("a pipe");
-    drop(reader);
-    Command::new(env!("CARGO_BIN_EXE_agentvisor"))
-        .arg("--state")
-        .arg(state)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(Stdio::piped())
-        .output()
-        .expect("the binary runs")
 }
 
 #[test]

@@ -108,3 +108,21 @@ pub const DEFAULT_ROOT_BUDGET: crate::agent::config::AgentBudget = crate::agent:
     },
     turns: Some(500),
 };
+
+/// Longest piece of what the model said and did that an agent event carries, in characters:
+/// a turn's assistant text, one call's arguments, its result or its refusal's message (a JSON
+/// value is measured as its JSON text). Past it the text is cut and ends with a marker naming
+/// how many characters were cut (`… [1234 chars cut]`). 16 Ki characters keeps a whole
+/// ordinary answer or result readable in `agentvisor transcript` while a tool that returns a
+/// megabyte (a large object read) cannot make every event line that large; the event file is
+/// an observer's log, not the window, which keeps everything.
+pub const EVENT_FIELD_CHARS_MAX: usize = 16 * 1024;
+
+/// Most entries a configuration's `telemetry.redact` and `telemetry.redact_env` lists hold,
+/// together. Every event is scanned for every entry, so the list bounds that work; secrets are
+/// a handful of keys and tokens.
+pub const REDACT_ENTRIES_MAX: usize = 256;
+
+/// Shortest literal `telemetry.redact` accepts, in characters. A one- or two-character
+/// "secret" would blank out ordinary words in every event; a real secret is longer.
+pub const REDACT_LITERAL_CHARS_MIN: usize = 4;

@@ -1,7 +1,7 @@
 //! `agentvisor events [--follow] [--json] [PID]`: the agent event file of a state directory,
 //! one line per record.
 
-use super::output::cell;
+use super::output::{cell, open_view, resolve_pid};
 use agentvisor::actors::Pid;
 use agentvisor::agent::telemetry::{EVENTS_FILE, EventFileReader, EventLine};
 use std::io::{ErrorKind, Write};
@@ -30,10 +30,10 @@ pub(crate) struct EventsArgs {
 }
 
 pub(crate) async fn run(state: &Path, args: EventsArgs) -> anyhow::Result<ExitCode> {
-    let pid = match args.pid.as_deref().map(str::parse::<Pid>).transpose() {
+    let pid = match args.pid.as_deref().map(|text| events_pid(state, text)).transpose() {
         Ok(pid) => pid.map(|p| p.to_string()),
         Err(e) => {
-            eprintln!("agentvisor: {e} (as `agentvisor ps` prints it)");
+            eprintln!("agentvisor: {e}");
             return Ok(ExitCode::from(2));
         }
     };
@@ -69,6 +69,22 @@ pub(crate) async fn run(state: &Path, args: EventsArgs) -> anyhow::Result<ExitCo
             () = tokio::time::sleep(FOLLOW_POLL) => {}
         }
     }
+}
+
+/// The process a `PID` argument names: a whole pid, or (when the state directory has a store
+/// to look it up in) a unique prefix or the short id the views print, resolved as every other
+/// view does.
+fn events_pid(state: &Path, text: &str) -> Result<Pid, String> {
+    let whole = match text.parse::<Pid>() {
+        Ok(pid) => return Ok(pid),
+        Err(e) => e,
+    };
+    let short = text.len() >= 4 && text.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    if !short || !state.join(agentvisor::actors::runtime::DB_FILE).exists() {
+        return Err(format!("{whole} (as `agentvisor ps` prints it)"));
+    }
+    let view = open_view(state).map_err(|e| format!("{e:#}"))?;
+    resolve_pid(&view.rt, text).map_err(|e| format!("{e:#}"))
 }
 
 struct Printer {

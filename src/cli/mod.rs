@@ -11,8 +11,11 @@ mod events;
 mod host_actions;
 mod inspect;
 mod live;
+mod logging;
 mod mcp;
 mod memory;
+#[cfg(feature = "otel")]
+mod otel;
 mod owner;
 mod ps;
 mod recover;
@@ -22,6 +25,7 @@ mod rig_status;
 mod run;
 mod script;
 mod sources;
+mod transcript;
 mod tree;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +42,9 @@ pub(crate) struct Cli {
     /// Arms a store fault for tests: `fail-after:N` or `freeze-after:N` commits.
     #[arg(long, global = true, hide = true)]
     pub(crate) fault: Option<owner::Fault>,
+    /// Logs what the runtime does on stderr: `-v` info, `-vv` debug (`RUST_LOG` overrides).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -56,6 +63,8 @@ pub(crate) enum Command {
     Script(script::ScriptArgs),
     /// Prints the agent events recorded in the state directory.
     Events(events::EventsArgs),
+    /// Prints one agent's conversation, turn by turn, across its incarnations.
+    Transcript(transcript::TranscriptArgs),
     /// Runs one root agent of a configuration to its end.
     Agent(agent::AgentArgs),
     /// Runs a rig: every seat of a rig spec, to their end.
@@ -106,6 +115,9 @@ pub(crate) enum Command {
 
 pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Declared before the async runtime, so dropped after it: spans still held are flushed
+    // last, once every task has ended.
+    let _logging = logging::init(cli.verbose);
     if let Some(fault) = cli.fault {
         let _ = owner::FAULT.set(fault);
     }
@@ -124,6 +136,7 @@ pub(crate) fn main() -> ExitCode {
             Command::Inspect(args) => inspect::run(&cli.state, args).await,
             Command::Script(args) => script::run(&cli.state, args).await,
             Command::Events(args) => events::run(&cli.state, args).await,
+            Command::Transcript(args) => transcript::run(&cli.state, args).await,
             Command::Agent(args) => agent::run(&cli.state, args).await,
             Command::Run(args) => run::run(&cli.state, args).await,
             Command::Rig(args) => rig::run(&cli.state, args).await,

@@ -17,6 +17,21 @@ pub(crate) fn agentvisor(state: &Path, args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Runs `agentvisor --state STATE ARGS…` with its stdout a pipe whose reader is already gone.
+pub(crate) fn into_closed_pipe(state: &Path, args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_agentvisor"))
+        .arg("--state")
+        .arg(state)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the binary runs")
+}
+
 /// Text of captured output.
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()

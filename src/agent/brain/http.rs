@@ -16,6 +16,14 @@ use std::time::{Duration, SystemTime};
 pub const RESERVED_HEADERS: &[&str] =
     &["authorization", "x-api-key", "content-type", "content-length", "host", "anthropic-version", "accept"];
 
+/// Installs `ring` as the process's TLS crypto provider unless one is installed already.
+/// reqwest is built without a provider (`rustls-no-provider`), so every HTTP client in this
+/// crate (the brains', the span exporter's) calls this before it is built.
+pub fn install_tls_provider() {
+    // An `Err` means a provider is installed already, which is what is needed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// A brain's connection to its endpoint.
 pub(crate) struct HttpEndpoint {
     client: Client,
@@ -60,9 +68,7 @@ impl HttpEndpoint {
             value.set_sensitive(true);
             headers.insert(header, value);
         }
-        // reqwest is built without a crypto provider; use ring unless the host installed one.
-        // An `Err` means a provider is installed already, which is what is needed.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        install_tls_provider();
         let mut builder = Client::builder()
             .connect_timeout(settings.connect_timeout)
             .redirect(reqwest::redirect::Policy::none())

@@ -40,7 +40,7 @@ pub use crate::tools::ToolSpec;
 pub use anthropic::{AnthropicBrain, AnthropicConfig};
 pub use driven::{DrivenBrains, DrivenDriver, TurnAbandoned, TurnAsk};
 pub use error::BrainError;
-pub use http::RESERVED_HEADERS;
+pub use http::{RESERVED_HEADERS, install_tls_provider};
 pub use message::{AssistantMessage, Message, Role, ToolCall, Usage};
 pub use observe::{Progress, RetryNotice, TurnObserver};
 pub use openai::{OpenAiBrain, OpenAiConfig, api_key_from_env};

@@ -171,6 +171,25 @@ impl BrainSpec {
         &self.backend
     }
 
+    /// The model it asks: the model name of an HTTP brain, the script's name of a scripted
+    /// one (what a `model_request` span reports as `gen_ai.request.model`).
+    pub fn model(&self) -> &str {
+        match &self.backend {
+            BrainBackend::Scripted { script } => script,
+            BrainBackend::Openai { model, .. } | BrainBackend::Anthropic { model, .. } => model,
+        }
+    }
+
+    /// The name of the environment variable that holds its API key, for an HTTP brain.
+    pub fn api_key_env(&self) -> Option<&str> {
+        match &self.backend {
+            BrainBackend::Scripted { .. } => None,
+            BrainBackend::Openai { api_key_env, .. } | BrainBackend::Anthropic { api_key_env, .. } => {
+                Some(api_key_env)
+            }
+        }
+    }
+
     /// The brain's kind.
     pub fn kind(&self) -> BrainKind {
         match self.backend {

@@ -6,6 +6,7 @@ use super::capability::Capability;
 use super::ids::{BrainId, MachineId, ProfileId, Target};
 use super::machine::{Machine, State};
 use super::profile::{CompactionStrategy, Profile};
+use super::telemetry::TelemetrySettings;
 use std::collections::BTreeMap;
 
 /// A configuration every value of which can be honoured as written. Only
@@ -24,6 +25,7 @@ pub struct CheckedConfig {
     profiles: BTreeMap<ProfileId, Profile>,
     machines: BTreeMap<MachineId, Machine>,
     default_budget: AgentBudget,
+    telemetry: TelemetrySettings,
 }
 
 impl CheckedConfig {
@@ -32,9 +34,11 @@ impl CheckedConfig {
         profiles: Vec<Profile>,
         machines: Vec<Machine>,
         default_budget: AgentBudget,
+        telemetry: TelemetrySettings,
     ) -> Self {
         CheckedConfig {
             default_budget,
+            telemetry,
             brains: brains.into_iter().map(|b| (b.id().clone(), b)).collect(),
             profiles: profiles.into_iter().map(|p| (p.id().clone(), p)).collect(),
             machines: machines.into_iter().map(|m| (m.id().clone(), m)).collect(),
@@ -45,6 +49,11 @@ impl CheckedConfig {
     /// configuration's `default_budget`, or [`crate::agent::limits::DEFAULT_ROOT_BUDGET`].
     pub fn default_budget(&self) -> &AgentBudget {
         &self.default_budget
+    }
+
+    /// The `telemetry` section: the secrets agent events never carry.
+    pub fn telemetry(&self) -> &TelemetrySettings {
+        &self.telemetry
     }
 
     /// The brains, by id.

@@ -42,6 +42,7 @@ mod parse;
 mod profile;
 mod prompt;
 mod report;
+mod telemetry;
 
 pub use brain_ref::{BrainBackend, BrainKind, BrainSpec, HttpSettings, RawFloat};
 pub use budget::{AgentBudget, Guards};
@@ -55,6 +56,7 @@ pub use parse::{AgentConfig, load_path, load_toml, load_yaml, parse_toml, parse_
 pub use profile::{Compaction, CompactionKind, CompactionStrategy, Profile};
 pub use prompt::{DEFAULT_SYSTEM_PROMPT, PromptTemplate, PromptVar, Segment, TemplateError};
 pub use report::{LaunchReport, Problem, ProblemCode};
+pub use telemetry::TelemetrySettings;
 
 /// The file format's entries as written, below [`AgentConfig`]: what [`check`] reads.
 pub mod raw {
@@ -65,4 +67,5 @@ pub mod raw {
     };
     pub use super::machine::{RawMachine, RawState, RawTransition};
     pub use super::profile::{RawCompaction, RawProfile};
+    pub use super::telemetry::RawTelemetry;
 }

@@ -32,6 +32,8 @@ pub struct AgentConfig {
     /// The cap a root launch gets in each dimension neither a flag nor its profile sets
     /// (default [`crate::agent::limits::DEFAULT_ROOT_BUDGET`]); `--unlimited` drops it.
     pub default_budget: Option<super::budget::RawBudget>,
+    /// Secrets agent events never carry (`redact`, `redact_env`).
+    pub telemetry: Option<super::telemetry::RawTelemetry>,
 }
 
 fn size_check(format: ConfigFormat, text: &str) -> Result<(), ParseError> {

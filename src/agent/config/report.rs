@@ -107,6 +107,8 @@ problem_codes! {
     DuplicateTransition = "duplicate_transition",
     /// A state no sequence of transitions reaches from the entry.
     UnreachableState = "unreachable_state",
+    /// A `telemetry.redact` literal too short to be a secret.
+    RedactLiteralTooShort = "redact_literal_too_short",
 }
 
 impl fmt::Display for ProblemCode {

@@ -23,24 +23,25 @@ use crate::tools::{AgentCall, AgentTool, NOT_OFFERED, ParsedCall, Tool, ToolName
 use serde_json::{Value, json};
 
 impl Agent {
-    /// Runs `call` and returns the text recorded as its result: interrupt notices that arrived
-    /// before it first, then its result, then the normal notices delivered with its answer.
-    /// A call after a blocking wait that suspended this process in the same turn does not run
-    /// and answers `batch_ended`.
+    /// Runs `call` and returns the text recorded as its result (interrupt notices that arrived
+    /// before it first, then its result, then the normal notices delivered with its answer)
+    /// and the answer itself, the JSON the tool returned or the error the model reads, for
+    /// the turn's event. A call after a blocking wait that suspended this process in the same
+    /// turn does not run and answers `batch_ended`.
     pub(crate) async fn execute(
         &mut self,
         call: &ToolCall,
         declared: &mut Declarations,
         batch: &mut BatchRule,
         turn: u64,
-    ) -> String {
+    ) -> (String, Result<Value, ToolError>) {
         let before = if is_message_call(&call.name) { String::new() } else { self.show_interrupts().await };
         let outcome = match batch.admit(&call.name) {
             Ok(()) => self.dispatch(call, declared, batch, turn).await,
             Err(refusal) => Err(Dispatch::Refused(refusal)),
         };
-        let result = match outcome {
-            Ok(value) => value,
+        let answer = match outcome {
+            Ok(value) => Ok(value),
             Err(Dispatch::Refused(refusal)) => {
                 self.emit(AgentEvent::ToolRefused {
                     turn,
@@ -48,14 +49,16 @@ impl Agent {
                     code: refusal.code.clone(),
                     message: refusal.message.clone(),
                 });
-                crate::tools::error_json(&refusal)
+                Err(refusal)
             }
-            Err(Dispatch::Failed(error)) => {
-                json!({"error": {"code": "agent_error", "message": error.to_string()}})
-            }
+            Err(Dispatch::Failed(error)) => Err(ToolError::new("agent_error", error.to_string())),
+        };
+        let result = match &answer {
+            Ok(value) => value.clone(),
+            Err(error) => crate::tools::error_json(error),
         };
         let after = self.show_notices().await;
-        format!("{before}{result}{after}")
+        (format!("{before}{result}{after}"), answer)
     }
 
     async fn dispatch(

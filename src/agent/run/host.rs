@@ -112,6 +112,7 @@ impl AgentHost {
         chunks: Arc<dyn ChunkStore + Send + Sync>,
         telemetry: Telemetry,
     ) -> Arc<AgentHost> {
+        telemetry.redact(secrets_of(&config));
         Arc::new(AgentHost {
             config: Arc::new(config),
             brains,
@@ -259,6 +260,20 @@ impl AgentHost {
             goal_labels: Default::default(),
         })
     }
+}
+
+/// The secrets `config`'s agents' events never carry: its `telemetry.redact` literals, and
+/// the values of its `telemetry.redact_env` variables and of its brains' API key variables as
+/// the environment holds them now (an unset or empty variable has nothing to redact).
+fn secrets_of(config: &CheckedConfig) -> Vec<String> {
+    let settings = config.telemetry();
+    let variables = settings
+        .redact_env()
+        .iter()
+        .map(String::as_str)
+        .chain(config.brains().filter_map(|b| b.api_key_env()));
+    let values = variables.filter_map(|name| std::env::var(name).ok()).filter(|value| !value.is_empty());
+    settings.redact().iter().cloned().chain(values).collect()
 }
 
 /// What a root launch's budget is made from besides its profile's budget: the caller's

@@ -4,6 +4,11 @@
 //! profile's trigger, render the system prompt into its slot, run the brain in its own task,
 //! record the assistant message, execute each call recording its result, then apply what the
 //! turn declared (forks, a succession, an ending) and checkpoint.
+//!
+//! Spans: the process runs in an `agent_process` span (`pid`, and the first incarnation's
+//! `agent_id` and `profile`), each turn in an `agent_turn` span (`pid`, `agent_id`, `profile`,
+//! `turn`), each call in a `tool_call` span (`tool`, `turn`) inside it, and the model call in
+//! a `model_request` span inside the turn (see `watch.rs`).
 
 use super::error::AgentError;
 use super::host::{AgentHost, AgentIdentity};
@@ -14,13 +19,15 @@ use super::turn::Declarations;
 use crate::actors::kernel::mailbox::Notice;
 use crate::actors::runtime::ProcessContext;
 use crate::actors::runtime::calls::BatchRule;
+use crate::actors::runtime::calls::ToolError;
 use crate::actors::runtime::program::{BoxFuture, Program, ProgramResult, ProgramStart};
-use crate::agent::brain::{Brain, Message, ToolSpec, tokens};
+use crate::agent::brain::{Brain, Message, ToolCall, ToolSpec, tokens};
 use crate::agent::config::Profile;
 use crate::agent::limits::AGENT_TURNS_MAX;
-use crate::agent::telemetry::{AgentEvent, SpawnVia};
+use crate::agent::telemetry::{AgentEvent, CallError, CallRecord, SpawnVia};
 use crate::agent::window::Window;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// What an incarnation's requests carry besides the window; cheap to clone.
 #[derive(Clone)]
@@ -54,12 +61,40 @@ impl AgentProgram {
 
 impl Program for AgentProgram {
     fn run(self: Box<Self>, ctx: ProcessContext) -> BoxFuture<ProgramResult> {
-        Box::pin(async move {
-            let agent = Agent::start(self.host, ctx).await?;
-            agent.run().await?;
-            Ok(())
-        })
+        let span = tracing::info_span!(
+            "agent_process",
+            pid = %ctx.pid(),
+            agent_id = tracing::field::Empty,
+            profile = tracing::field::Empty,
+        );
+        Box::pin(
+            async move {
+                let agent = Agent::start(self.host, ctx).await?;
+                let span = tracing::Span::current();
+                span.record("agent_id", agent.state.agent_id.as_str());
+                span.record("profile", agent.state.profile.as_str());
+                agent.run().await?;
+                Ok(())
+            }
+            .instrument(span),
+        )
     }
+}
+
+/// How a turn ended the session: its result, and the forks it declared (which run first).
+struct Ending {
+    result: Option<serde_json::Value>,
+    forks: Vec<super::turn::DeclaredFork>,
+}
+
+/// A call as the event records it: the arguments the model sent, and the JSON the tool
+/// returned or the error the model was answered with.
+fn call_record(call: &ToolCall, answer: Result<serde_json::Value, ToolError>) -> CallRecord {
+    let (result, error) = match answer {
+        Ok(value) => (Some(value), None),
+        Err(e) => (None, Some(CallError { code: e.code, message: e.message })),
+    };
+    CallRecord { tool: call.name.clone(), arguments: call.arguments.clone(), result, error }
 }
 
 /// One agent process's live state.
@@ -168,54 +203,78 @@ impl Agent {
             if self.window.turn() >= AGENT_TURNS_MAX {
                 return Err(AgentError::TooManyTurns { turns: self.window.turn(), max: AGENT_TURNS_MAX });
             }
-            self.take_inbox().await?;
-            let parts = self.request_parts()?;
-            let compacted = self.compact_if_needed(parts.fixed_tokens).await?;
-            self.check_own_budget(0)?;
-            let turn_no = self.window.next_turn();
-            let offered = Arc::clone(&parts.tools);
-            let (turn, streamed) = self.think_watched(parts, turn_no).await?;
-            self.incarnation_turns += 1;
-            self.charge_after_stream(&turn.usage, streamed).await?;
-            if let Some(cost) = self.state.costs.last_mut() {
-                cost.turns += 1;
-            }
-            let calls = turn.message.tool_calls.clone();
-            let text = turn.message.text.clone();
-            self.window.push(Message::Assistant(turn.message))?;
-            let mut declared = Declarations::default();
-            let mut batch = BatchRule::new();
-            let mut malformed = false;
-            for call in &calls {
-                let result = match self.screen_call(call, &offered, &mut malformed)? {
-                    Some(refused) => refused,
-                    None => self.execute(call, &mut declared, &mut batch, turn_no).await,
-                };
-                let result = result + &self.repetition_warning().unwrap_or_default();
-                self.window.push(Message::tool_result(call.id.clone(), result))?;
-            }
-            self.after_calls(malformed)?;
-            if calls.is_empty() {
-                // A turn with no call ends the session with its text as the result.
-                let _ = declared.declare_ending(text.map(serde_json::Value::String));
-            }
-            self.emit(AgentEvent::TurnCompleted {
-                turn: turn_no,
-                usage: turn.usage,
-                tool_calls: calls.iter().map(|c| c.name.clone()).collect(),
-                compacted,
-            });
-            let resolved = declared.resolve();
-            self.prepare_forks(&resolved.forks, turn_no)?;
-            if let Some(succession) = &resolved.succession {
-                self.succeed(succession, turn_no).await?;
-            }
-            self.checkpoint().await?;
-            self.deliver_handoffs().await?;
-            if let Some(result) = resolved.ending {
-                return self.finish(result, &resolved.forks).await;
+            let span = tracing::info_span!(
+                "agent_turn",
+                pid = %self.ctx.pid(),
+                agent_id = %self.state.agent_id,
+                profile = %self.state.profile,
+                turn = tracing::field::Empty,
+            );
+            if let Some(ending) = self.take_turn(&span).instrument(span.clone()).await? {
+                return self.finish(ending.result, &ending.forks).await;
             }
         }
+    }
+
+    /// One turn: inbox, compaction, the model call, the calls, what the turn declared, the
+    /// checkpoint. `Some` when the turn ended the session. `span` is the turn's, which gets
+    /// the turn's number once it is known.
+    async fn take_turn(&mut self, span: &tracing::Span) -> Result<Option<Ending>, AgentError> {
+        self.take_inbox().await?;
+        let parts = self.request_parts()?;
+        let compacted = self.compact_if_needed(parts.fixed_tokens).await?;
+        self.check_own_budget(0)?;
+        let turn_no = self.window.next_turn();
+        span.record("turn", turn_no);
+        let offered = Arc::clone(&parts.tools);
+        let (turn, streamed) = self.think_watched(parts, turn_no).await?;
+        self.incarnation_turns += 1;
+        self.charge_after_stream(&turn.usage, streamed).await?;
+        if let Some(cost) = self.state.costs.last_mut() {
+            cost.turns += 1;
+        }
+        let calls = turn.message.tool_calls.clone();
+        let text = turn.message.text.clone();
+        self.window.push(Message::Assistant(turn.message))?;
+        let mut declared = Declarations::default();
+        let mut batch = BatchRule::new();
+        let mut malformed = false;
+        let mut records = Vec::with_capacity(calls.len());
+        for call in &calls {
+            let span = tracing::info_span!("tool_call", tool = %call.name, turn = turn_no);
+            let (result, answer) = async {
+                Ok::<_, AgentError>(match self.screen_call(call, &offered, &mut malformed)? {
+                    Some(refused) => (crate::tools::error_json(&refused).to_string(), Err(refused)),
+                    None => self.execute(call, &mut declared, &mut batch, turn_no).await,
+                })
+            }
+            .instrument(span)
+            .await?;
+            records.push(call_record(call, answer));
+            let result = result + &self.repetition_warning().unwrap_or_default();
+            self.window.push(Message::tool_result(call.id.clone(), result))?;
+        }
+        self.after_calls(malformed)?;
+        if calls.is_empty() {
+            // A turn with no call ends the session with its text as the result.
+            let _ = declared.declare_ending(text.clone().map(serde_json::Value::String));
+        }
+        self.emit(AgentEvent::TurnCompleted {
+            turn: turn_no,
+            usage: turn.usage,
+            text,
+            tool_calls: calls.iter().map(|c| c.name.clone()).collect(),
+            calls: records,
+            compacted,
+        });
+        let resolved = declared.resolve();
+        self.prepare_forks(&resolved.forks, turn_no)?;
+        if let Some(succession) = &resolved.succession {
+            self.succeed(succession, turn_no).await?;
+        }
+        self.checkpoint().await?;
+        self.deliver_handoffs().await?;
+        Ok(resolved.ending.map(|result| Ending { result, forks: resolved.forks }))
     }
 
     /// Charges a turn's (or a summary's) usage to the kernel budget and to the incarnation.

@@ -1,16 +1,19 @@
 //! What the turn loop watches around a model call and its tool calls: the call's retries and
 //! progress (a live line, tokens charged as they stream), the agent's own limits (turns, and
 //! a profile's tokens and cost for any process of it), malformed calls answered as errors the
-//! model can correct, and a model that repeats the same call.
+//! model can correct, and a model that repeats the same call. The model call runs in a
+//! `model_request` span with the OpenTelemetry GenAI attributes (`docs/telemetry.md`, "Spans").
 
 use super::error::AgentError;
 use super::program::{Agent, RequestParts};
+use crate::actors::runtime::calls::ToolError;
 use crate::agent::brain::{Progress, RetryNotice, ToolCall, Turn, TurnObserver, TurnRequest};
 use crate::agent::config::AgentBudget;
 use crate::agent::telemetry::{AgentEvent, ModelProgress};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
+use tracing::Instrument;
 
 /// The guards' counts between calls.
 #[derive(Debug, Default)]
@@ -99,10 +102,14 @@ impl Agent {
         let brain = Arc::clone(&self.brain);
         let window = self.window.fork();
         let watcher = Arc::clone(&observer);
-        let mut task = tokio::spawn(async move {
-            let request = TurnRequest::new(&parts.system, &window, &parts.tools).with_observer(&*watcher);
-            brain.turn(request).await
-        });
+        let span = self.request_span(turn_no)?;
+        let mut task = tokio::spawn(
+            async move {
+                let request = TurnRequest::new(&parts.system, &window, &parts.tools).with_observer(&*watcher);
+                brain.turn(request).await
+            }
+            .instrument(span.clone()),
+        );
         drop(observer);
         let pid = self.ctx.pid().to_string();
         let mut charged = 0u64;
@@ -154,10 +161,46 @@ impl Agent {
         match result {
             // Only the answering attempt's streamed tokens are part of its usage; a failed
             // attempt's stay charged.
-            Ok(Ok(turn)) => Ok((turn, last.1)),
+            Ok(Ok(turn)) => {
+                // As i64: OpenTelemetry has no unsigned integers, and `tracing-opentelemetry`
+                // writes a u64 as a string.
+                let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+                span.record("gen_ai.usage.input_tokens", int(turn.usage.input_tokens));
+                span.record("gen_ai.usage.output_tokens", int(turn.usage.output_tokens));
+                span.record("gen_ai.response.finish_reasons", turn.finish.as_str());
+                Ok((turn, last.1))
+            }
             Ok(Err(source)) => Err(AgentError::Brain { turn: turn_no, source }),
             Err(join) => Err(AgentError::BrainTask { turn: turn_no, message: join.to_string() }),
         }
+    }
+
+    /// The span of this turn's model request, named and attributed as the OpenTelemetry GenAI
+    /// semantic conventions say (`chat {model}` is its OpenTelemetry name); the usage and the
+    /// finish reason are recorded on it once the answer is in.
+    fn request_span(&self, turn_no: u64) -> Result<tracing::Span, AgentError> {
+        let brain_id = self.profile()?.brain().as_str();
+        let (provider, model) = match self.host.config.brain(brain_id) {
+            Some(spec) => (spec.kind().as_str(), spec.model()),
+            None => ("unknown", brain_id),
+        };
+        Ok(tracing::info_span!(
+            "model_request",
+            otel.name = %format!("chat {model}"),
+            otel.kind = "client",
+            pid = %self.ctx.pid(),
+            agent_id = %self.state.agent_id,
+            profile = %self.state.profile,
+            turn = turn_no,
+            model = %model,
+            gen_ai.operation.name = "chat",
+            gen_ai.system = provider,
+            gen_ai.provider.name = provider,
+            gen_ai.request.model = %model,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            gen_ai.response.finish_reasons = tracing::field::Empty,
+        ))
     }
 
     fn emit_retry(&self, turn: u64, notice: RetryNotice) {
@@ -171,7 +214,7 @@ impl Agent {
         });
     }
 
-    /// Screens one call before it runs: `Some(result)` for a call that must not run
+    /// Screens one call before it runs: `Some(error)` for a call that must not run
     /// (arguments that are not JSON), answered as an error the model can correct. Counts the
     /// call towards the malformed and repetition guards; `Err` when a guard is passed.
     pub(crate) fn screen_call(
@@ -179,7 +222,7 @@ impl Agent {
         call: &ToolCall,
         offered: &[crate::agent::brain::ToolSpec],
         malformed: &mut bool,
-    ) -> Result<Option<String>, AgentError> {
+    ) -> Result<Option<ToolError>, AgentError> {
         let guards = *self.profile()?.guards();
         let signature = (call.name.clone(), call.arguments.to_string());
         if self.guards.last_call.as_ref() == Some(&signature) {
@@ -200,11 +243,13 @@ impl Agent {
                 Err(e) => format!("the arguments are not valid JSON ({e})"),
                 Ok(_) => "the arguments are a JSON string, not an object".to_string(),
             };
-            let error = json!({"error": {
-                "code": "invalid_tool_arguments",
-                "message": format!("{why}; the call to {} did not run. Send the arguments as one JSON object matching the tool's parameters", call.name),
-            }});
-            return Ok(Some(error.to_string()));
+            return Ok(Some(ToolError::new(
+                "invalid_tool_arguments",
+                format!(
+                    "{why}; the call to {} did not run. Send the arguments as one JSON object matching the tool's parameters",
+                    call.name
+                ),
+            )));
         }
         Ok(None)
     }

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 /// in `type`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EventRecord {
-    /// Monotone per [`Telemetry`](super::Telemetry) instance, from 1.
+    /// Strictly increasing within one event file: a [`Telemetry`](super::Telemetry) on a file
+    /// that already has records continues after the last one's; in memory only, from 1.
     pub seq: u64,
     /// Unix milliseconds when the event was emitted.
     pub at_ms: u64,
@@ -76,8 +77,15 @@ pub enum AgentEvent {
         turn: u64,
         /// What it cost.
         usage: Usage,
+        /// The assistant text of the turn, if the model wrote any (capped at
+        /// [`EVENT_FIELD_CHARS_MAX`](crate::agent::limits::EVENT_FIELD_CHARS_MAX)).
+        #[serde(default)]
+        text: Option<String>,
         /// The names of the tools it called, in order.
         tool_calls: Vec<String>,
+        /// Each call with its arguments and its answer, in order.
+        #[serde(default)]
+        calls: Vec<CallRecord>,
         /// Whether the window was compacted before it.
         compacted: bool,
     },
@@ -222,4 +230,32 @@ pub struct ModuleMoveRecord {
     pub module: String,
     /// What happened to it (`kept`, `copied`, `dropped`, …).
     pub action: String,
+}
+
+/// One tool call of a turn: what the model sent and what it was answered. Exactly one of
+/// `result` and `error` is set. Arguments, result and message are capped at
+/// [`EVENT_FIELD_CHARS_MAX`](crate::agent::limits::EVENT_FIELD_CHARS_MAX) characters of JSON
+/// text; a longer value is written as its JSON text cut, a string ending with
+/// `… [N chars cut]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// The tool's name, as the model called it.
+    pub tool: String,
+    /// The arguments, as the model sent them.
+    pub arguments: serde_json::Value,
+    /// The JSON the tool returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    /// The refusal (or the agent's failure) the model was answered with instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<CallError>,
+}
+
+/// Why a call produced no result: the error the model read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallError {
+    /// The stable code (`not_on_roster`, `invalid_tool_arguments`, …).
+    pub code: String,
+    /// The sentence.
+    pub message: String,
 }

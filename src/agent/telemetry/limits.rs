@@ -2,9 +2,14 @@
 
 /// Records [`Telemetry::records`](super::Telemetry::records) keeps in memory; older ones are
 /// dropped, newest kept. The copy is for tests and `inspect`; the JSONL file has everything.
-/// A record is a few hundred bytes unless it re-states an opening, so this is tens of MB at
-/// most in a long run.
+/// Most records are a few hundred bytes; [`RECORDS_BYTES_MAX`] bounds the ones that are not.
 pub const RECORDS_MAX: usize = 100_000;
+
+/// Bytes of JSON the records kept in memory may add up to; older ones are dropped first. A
+/// turn's record carries its text and every call's arguments and answer (each up to
+/// [`EVENT_FIELD_CHARS_MAX`](crate::agent::limits::EVENT_FIELD_CHARS_MAX) characters), so
+/// 100 000 of them could be gigabytes; 64 MiB keeps thousands of ordinary turns.
+pub const RECORDS_BYTES_MAX: usize = 64 * 1024 * 1024;
 
 /// Records a subscriber may fall behind by before it misses some (it then receives
 /// `RecvError::Lagged` with the count). Emitting never waits for a subscriber, so a slow

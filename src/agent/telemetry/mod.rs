@@ -12,25 +12,37 @@
 //! or exec successor's `agent_spawned` carries how many messages it inherited and, in full,
 //! the opening messages it did not; `message_sent` and `message_received` carry the text.
 //!
+//! # Bounds and secrets
+//!
+//! What the model said and did (a turn's text, each call's arguments and answer) is capped at
+//! [`EVENT_FIELD_CHARS_MAX`](crate::agent::limits::EVENT_FIELD_CHARS_MAX) characters per
+//! field. Before an event is kept, written, broadcast or logged, every secret the
+//! [`Telemetry`] was given ([`Telemetry::redact`]) is replaced by [`REDACTED`] in every one of
+//! its texts; redaction comes before the cap, so a cut never leaves part of a secret.
+//!
 //! # The file
 //!
 //! [`Telemetry::with_jsonl`] appends each record as one line of JSON to a file, by convention
 //! [`EVENTS_FILE`] in a state directory, which `agentvisor events` reads. [`read_jsonl`] and
 //! [`EventFileReader`] read it back. `docs/telemetry.md` lists the events and their fields.
 
+mod bound;
 mod error;
 mod event;
 pub mod limits;
 mod read;
+mod redact;
 mod sink;
 mod summary;
 #[expect(clippy::module_inception, reason = "the type is the module's subject")]
 mod telemetry;
 
+pub use bound::{cap_text, cap_value};
 pub use error::TelemetryError;
-pub use event::{AgentEvent, EventRecord, ModuleMoveRecord, SpawnVia, TransitionKind};
-pub use limits::{BROADCAST_CAPACITY, EVENT_LINE_BYTES_MAX, RECORDS_MAX};
-pub use read::{EventFileReader, EventLine, read_jsonl};
+pub use event::{AgentEvent, CallError, CallRecord, EventRecord, ModuleMoveRecord, SpawnVia, TransitionKind};
+pub use limits::{BROADCAST_CAPACITY, EVENT_LINE_BYTES_MAX, RECORDS_BYTES_MAX, RECORDS_MAX};
+pub use read::{EventFileReader, EventLine, last_seq, read_jsonl};
+pub use redact::{REDACTED, Redactor};
 pub use summary::SUMMARY_TEXT_CHARS_MAX;
 pub use telemetry::{ModelProgress, Telemetry};
 

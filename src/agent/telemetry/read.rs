@@ -133,3 +133,59 @@ impl EventFileReader {
         Ok(Some(EventLine { line: self.line, text, record }))
     }
 }
+
+/// The `seq` of the last whole record in the event file at `path`, or `None` for a missing or
+/// empty file or one without a record.
+///
+/// The file is read backwards from its end, [`READ_CHUNK_BYTES`] at a time, so a large file
+/// costs one read of its tail: a last line cut by a crash (no newline, or not a record) and
+/// blank lines are passed over, and the first line before them that holds a record answers.
+pub fn last_seq(path: impl AsRef<Path>) -> Result<Option<u64>, TelemetryError> {
+    /// The one field wanted; the rest of the record is not parsed.
+    #[derive(serde::Deserialize)]
+    struct Seq {
+        seq: u64,
+    }
+    let path = path.as_ref();
+    let read_error = |source| TelemetryError::Read { path: path.to_path_buf(), source };
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(read_error(e)),
+    };
+    let mut end = file.metadata().map_err(read_error)?.len();
+    // Bytes after the last newline seen so far, in file order: the end of a line whose start
+    // is further back.
+    let mut tail: Vec<u8> = Vec::new();
+    let mut chunk = vec![0; READ_CHUNK_BYTES];
+    while end > 0 {
+        let start = end.saturating_sub(READ_CHUNK_BYTES as u64);
+        let len = usize::try_from(end - start).unwrap_or(READ_CHUNK_BYTES);
+        file.seek(SeekFrom::Start(start)).map_err(read_error)?;
+        file.read_exact(&mut chunk[..len]).map_err(read_error)?;
+        let mut piece = chunk[..len].to_vec();
+        piece.extend_from_slice(&tail);
+        // Every newline in `piece` closes a line; the part before the first one may be the
+        // end of a line that starts in an earlier chunk, so it is kept for the next round.
+        let mut lines = piece.rsplit(|&b| b == b'\n');
+        let mut whole: Vec<&[u8]> = Vec::new();
+        let mut first = lines.next();
+        for line in lines {
+            whole.push(first.take().unwrap_or_default());
+            first = Some(line);
+        }
+        for line in whole {
+            if let Ok(record) = serde_json::from_slice::<Seq>(line) {
+                return Ok(Some(record.seq));
+            }
+        }
+        tail = first.unwrap_or_default().to_vec();
+        if tail.len() > EVENT_LINE_BYTES_MAX {
+            // A line this long is not one this build wrote; stop rather than read it whole.
+            tail.clear();
+        }
+        end = start;
+    }
+    // The first line of the file, which no newline precedes.
+    Ok(serde_json::from_slice::<Seq>(&tail).ok().map(|r| r.seq))
+}

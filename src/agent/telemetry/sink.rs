@@ -1,7 +1,6 @@
 //! `JsonlSink`: appends records to a file, one JSON object per line.
 
 use super::error::TelemetryError;
-use super::event::EventRecord;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,13 +34,14 @@ impl JsonlSink {
         Ok(JsonlSink { path: path.to_path_buf(), file, failed: false, dropped: 0 })
     }
 
-    /// Appends one record. A failure is logged once, then counted.
-    pub(super) fn append(&mut self, record: &EventRecord) {
+    /// Appends the record numbered `seq`, serialised as `line` (without its newline). A
+    /// failure, serialising included, is logged once, then counted.
+    pub(super) fn append(&mut self, seq: u64, line: Result<Vec<u8>, serde_json::Error>) {
         if self.failed {
             self.dropped = self.dropped.saturating_add(1);
             return;
         }
-        let result = serde_json::to_vec(record).map_err(std::io::Error::from).and_then(|mut line| {
+        let result = line.map_err(std::io::Error::from).and_then(|mut line| {
             line.push(b'\n');
             self.file.write_all(&line)?;
             self.file.flush()
@@ -50,7 +50,7 @@ impl JsonlSink {
             tracing::warn!(
                 target: "agentvisor::agent",
                 path = %self.path.display(),
-                seq = record.seq,
+                seq,
                 %error,
                 "failed to append to the agent event file; later events are kept in memory only"
             );

@@ -44,7 +44,7 @@ impl AgentEvent {
                 Some(from) => format!("{machine}: {from} -> {state}"),
                 None => format!("{machine}: enters {state}"),
             },
-            AgentEvent::TurnCompleted { turn, usage, tool_calls, compacted } => format!(
+            AgentEvent::TurnCompleted { turn, usage, tool_calls, compacted, .. } => format!(
                 "turn {turn} {}{}{}",
                 usage_text(usage),
                 if tool_calls.is_empty() {

@@ -2,7 +2,9 @@
 
 use super::error::TelemetryError;
 use super::event::{AgentEvent, EventRecord};
-use super::limits::{BROADCAST_CAPACITY, RECORDS_MAX};
+use super::limits::{BROADCAST_CAPACITY, RECORDS_BYTES_MAX, RECORDS_MAX};
+use super::read::last_seq;
+use super::redact::Redactor;
 use super::sink::JsonlSink;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
@@ -13,9 +15,11 @@ use tokio::sync::broadcast;
 
 /// The agent layer's event stream: a handle cheap to clone and share between agents.
 ///
-/// Each [`emit`](Telemetry::emit) numbers the event (`seq`, from 1, one counter per instance
-/// shared by its clones), stamps it, and then, in seq order, keeps it in memory (the newest
-/// [`RECORDS_MAX`]), appends it to the JSONL file if there is one, sends it to subscribers and
+/// Each [`emit`](Telemetry::emit) redacts the event's secrets ([`Telemetry::redact`]), caps
+/// what the model said and did, numbers the event (`seq`: one counter per instance shared by
+/// its clones, from 1, or after the last record already in its file), stamps it, and then, in
+/// seq order, keeps it in memory (the newest
+/// [`RECORDS_MAX`], within [`RECORDS_BYTES_MAX`]), appends it to the JSONL file if there is one, sends it to subscribers and
 /// logs it as a `tracing` event with target `agentvisor::agent`. Emitting never fails and
 /// never waits on an observer: a failed file write is logged once and counted, a subscriber
 /// that falls behind misses records (`Lagged`).
@@ -29,6 +33,8 @@ struct Inner {
     /// One lock for numbering, the memory copy and the file, so that all three are in seq
     /// order.
     state: Mutex<State>,
+    /// The secrets taken out of every event before anything else sees it.
+    redactor: parking_lot::RwLock<Redactor>,
     tx: broadcast::Sender<EventRecord>,
     progress: broadcast::Sender<ModelProgress>,
 }
@@ -56,13 +62,16 @@ pub struct ModelProgress {
 #[derive(Debug)]
 struct State {
     next_seq: u64,
-    records: VecDeque<EventRecord>,
+    /// The newest records, each with the length of its JSON line.
+    records: VecDeque<(EventRecord, usize)>,
+    /// The lengths of the records kept, added up.
+    records_bytes: usize,
     sink: Option<JsonlSink>,
 }
 
 impl Default for Telemetry {
     fn default() -> Telemetry {
-        Telemetry::build(None)
+        Telemetry::build(None, 1)
     }
 }
 
@@ -73,22 +82,39 @@ impl Telemetry {
     }
 
     /// Telemetry that also appends every record to the JSONL file at `path`, creating it if
-    /// needed (not its directory). Records already in the file are kept; `seq` restarts at 1
-    /// for this instance.
+    /// needed (not its directory). Records already in the file are kept, and `seq` continues
+    /// after the last of them ([`last_seq`](super::last_seq), which reads only the file's
+    /// tail), so seqs never repeat within one file.
     pub fn with_jsonl(path: impl AsRef<Path>) -> Result<Telemetry, TelemetryError> {
-        Ok(Telemetry::build(Some(JsonlSink::open(path.as_ref())?)))
+        let path = path.as_ref();
+        let sink = JsonlSink::open(path)?;
+        let last = last_seq(path)?.unwrap_or(0);
+        Ok(Telemetry::build(Some(sink), last.saturating_add(1)))
     }
 
-    fn build(sink: Option<JsonlSink>) -> Telemetry {
+    fn build(sink: Option<JsonlSink>, next_seq: u64) -> Telemetry {
         let (tx, _) = broadcast::channel(BROADCAST_CAPACITY);
         let (progress, _) = broadcast::channel(BROADCAST_CAPACITY);
-        let state = State { next_seq: 1, records: VecDeque::new(), sink };
-        Telemetry { inner: Arc::new(Inner { state: Mutex::new(state), tx, progress }) }
+        let state = State { next_seq, records: VecDeque::new(), records_bytes: 0, sink };
+        let redactor = parking_lot::RwLock::new(Redactor::default());
+        Telemetry { inner: Arc::new(Inner { state: Mutex::new(state), redactor, tx, progress }) }
+    }
+
+    /// Adds `secrets`: from now on each is replaced by [`REDACTED`](super::REDACTED) in every
+    /// text of every event, before the event is kept, written, broadcast or logged. Shared by
+    /// every clone; empty strings are ignored. An agent host adds its configuration's
+    /// `telemetry.redact` literals, the values of its `telemetry.redact_env` variables and of
+    /// its brains' API key variables.
+    pub fn redact(&self, secrets: impl IntoIterator<Item = String>) {
+        self.inner.redactor.write().extend(secrets);
     }
 
     /// Emits `event` on the stream of incarnation `agent_id` of process `pid`, and returns the
     /// record as written.
-    pub fn emit(&self, pid: &str, agent_id: &str, event: AgentEvent) -> EventRecord {
+    pub fn emit(&self, pid: &str, agent_id: &str, mut event: AgentEvent) -> EventRecord {
+        // Redaction before the cap, so that a cut never leaves the start of a secret.
+        self.inner.redactor.read().apply(&mut event);
+        event.bound();
         let at_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -99,12 +125,21 @@ impl Telemetry {
             state.next_seq = seq.saturating_add(1);
             let record =
                 EventRecord { seq, at_ms, pid: pid.to_string(), agent_id: agent_id.to_string(), event };
-            if state.records.len() >= RECORDS_MAX {
-                state.records.pop_front();
+            // Serialised once, for the file and for the memory copy's byte bound.
+            let line = serde_json::to_vec(&record);
+            let bytes = line.as_ref().map_or(0, Vec::len);
+            while !state.records.is_empty()
+                && (state.records.len() >= RECORDS_MAX
+                    || state.records_bytes.saturating_add(bytes) > RECORDS_BYTES_MAX)
+            {
+                if let Some((_, dropped)) = state.records.pop_front() {
+                    state.records_bytes = state.records_bytes.saturating_sub(dropped);
+                }
             }
-            state.records.push_back(record.clone());
+            state.records.push_back((record.clone(), bytes));
+            state.records_bytes = state.records_bytes.saturating_add(bytes);
             if let Some(sink) = state.sink.as_mut() {
-                sink.append(&record);
+                sink.append(record.seq, line);
             }
             // Sent under the lock so subscribers receive records in seq order; `send` never
             // waits. No subscriber is not an error.
@@ -139,15 +174,24 @@ impl Telemetry {
         self.inner.tx.subscribe()
     }
 
-    /// The records emitted so far, oldest first: all of them, or the newest [`RECORDS_MAX`].
+    /// The records emitted so far, oldest first: all of them, or the newest that fit in
+    /// [`RECORDS_MAX`] records and [`RECORDS_BYTES_MAX`] bytes of JSON.
     pub fn records(&self) -> Vec<EventRecord> {
-        self.inner.state.lock().records.iter().cloned().collect()
+        self.inner.state.lock().records.iter().map(|(r, _)| r.clone()).collect()
     }
 
     /// The records on incarnation `agent_id`'s stream, oldest first (from those
     /// [`records`](Self::records) keeps).
     pub fn stream(&self, agent_id: &str) -> Vec<EventRecord> {
-        self.inner.state.lock().records.iter().filter(|r| r.agent_id == agent_id).cloned().collect()
+        self.inner
+            .state
+            .lock()
+            .records
+            .iter()
+            .map(|(r, _)| r)
+            .filter(|r| r.agent_id == agent_id)
+            .cloned()
+            .collect()
     }
 
     /// Records the JSONL file did not get because a write to it failed (0 without a file).

@@ -182,7 +182,7 @@ fn api_key_env<'a>(
     None
 }
 
-pub(super) fn is_env_var_name(name: &str) -> bool {
+pub(in crate::agent::config) fn is_env_var_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')

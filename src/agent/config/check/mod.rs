@@ -13,6 +13,7 @@ mod capabilities;
 mod ids;
 mod machines;
 mod profiles;
+mod telemetry;
 
 use super::capability::Capability;
 use super::checked::CheckedConfig;
@@ -34,11 +35,13 @@ pub fn check(raw: &AgentConfig) -> Result<CheckedConfig, LaunchReport> {
         None => Some(crate::agent::limits::DEFAULT_ROOT_BUDGET),
         Some(budget) => budget::check_budget(Some(budget), "", &mut problems),
     };
+    let telemetry = telemetry::check_telemetry(raw.telemetry.as_ref(), &mut problems);
     if !problems.0.is_empty() {
         return Err(LaunchReport::new(problems.0));
     }
     let default_budget = default_budget.expect("a budget without problems was checked");
-    let config = CheckedConfig::new(brains, profiles, machines, default_budget);
+    let telemetry = telemetry.expect("a telemetry section without problems was checked");
+    let config = CheckedConfig::new(brains, profiles, machines, default_budget, telemetry);
     debug_assert_eq!(config.invariant_violation(), None, "the launch check let a broken config through");
     Ok(config)
 }
