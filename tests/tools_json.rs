@@ -30,6 +30,7 @@ async fn root(rt: &Runtime, capabilities: Value, budget: Value) -> Pid {
         cwd: "/home/root".into(),
         capabilities: caps.iter().map(|c| c.to_request("capabilities").expect("request")).collect(),
         budget,
+        supervision: None,
     };
     rt.spawn_root(spec).await.expect("root")
 }
@@ -797,6 +798,7 @@ async fn programs_dispatch_json_through_their_context() {
         .map(|c| c.to_request("capabilities").expect("request"))
         .collect(),
         budget: Budget::UNLIMITED,
+        supervision: None,
     };
     let pid = rt.spawn_root(spec).await.expect("root");
     let row = rt.wait_terminal(pid).await.expect("terminal");

@@ -71,6 +71,7 @@ async fn parent_spawns_waits_and_reads_result() {
             cwd: "/".into(),
             capabilities: caps,
             budget: Budget::UNLIMITED,
+            supervision: None,
         })
         .await
         .expect("root");

@@ -5,6 +5,7 @@
 use super::agent_cost::{agent_lines, agent_view};
 use super::memory::memory_lines;
 use super::output::{grants_json, mailbox_view, message_line, open_view, resolve_pid};
+use super::restarts::{restart_lines, restart_view};
 use super::sources::image_needed;
 use agentvisor::actors::store::ProcessQuery;
 use serde_json::json;
@@ -43,6 +44,7 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
     let mailbox = mailbox_view(rt, pid)?;
     let memory = rt.memory(pid);
     let agent = agent_view(rt, pid)?;
+    let restart = restart_view(rt, &row)?;
     let view = json!({
         "agent": agent,
         "process": view_of.row_json(&row),
@@ -56,6 +58,7 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
         "recent_messages": mailbox.recent,
         "recent_unread_only": mailbox.unread_only,
         "memory": memory,
+        "restart": restart,
     });
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&view)?);
@@ -96,6 +99,12 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
             if g.delegable { " delegable" } else { "" },
             if g.live { "" } else { " revoked" }
         );
+    }
+    if !restart.is_null() {
+        outln!("restart");
+        for line in restart_lines(&restart) {
+            outln!("  {line}");
+        }
     }
     if let Some(agent) = &agent {
         outln!("agent");
