@@ -49,19 +49,47 @@ fn launches(all: &[Value]) -> Vec<(String, String)> {
 #[test]
 fn run_resume_finishes_a_rig_killed_mid_way_and_leaves_finished_seats_alone() {
     let work = tempfile::tempdir().expect("tempdir");
-    // The first commit count at which the kill lands mid-rig. Commits are counted per
-    // transaction and concurrent change sets may share one, so the count is searched for
-    // rather than fixed; every try is its own state directory.
+    // A commit count at which the kill lands mid-rig. Commits are counted per transaction and
+    // concurrent change sets may share one, so the count is searched for rather than fixed:
+    // doubling, then bisecting, to the first count at which `lead` has ended (more commits
+    // never mean less progress), then forward to one at which `second-opinion` still runs.
+    // Every try is its own state directory.
+    let mut tries = 0u64;
+    let mut kill_at = |commits: u64| {
+        tries += 1;
+        let state = work.path().join(format!("state-{commits}-{tries}"));
+        let killed = killed_after(&state, commits, &["run", "examples/rigs/swarm.yaml"]);
+        (killed, state)
+    };
+    let lead_ended = |state: &Path| {
+        state.join("rigs.sqlite").exists() && {
+            let seats = seats(state);
+            seats.first().is_some_and(|lead| terminal(status_of(&rows(state), &lead["pid"])))
+        }
+    };
+    let mut high = 1;
+    loop {
+        let (killed, state) = kill_at(high);
+        if killed == Killed::Finished || lead_ended(&state) {
+            break;
+        }
+        high *= 2;
+    }
+    let mut low = high / 2;
+    while low + 1 < high {
+        let middle = (low + high) / 2;
+        let (killed, state) = kill_at(middle);
+        if killed == Killed::Finished || lead_ended(&state) { high = middle } else { low = middle }
+    }
     let mut found = None;
-    for commits in 1..2000 {
-        let state = work.path().join(format!("state-{commits}"));
-        match killed_after(&state, commits, &["run", "examples/rigs/swarm.yaml"]) {
-            Killed::Finished => break,
-            Killed::AtCommit if mid_rig(&state) => {
+    for commits in high..high + 200 {
+        match kill_at(commits) {
+            (Killed::Finished, _) => break,
+            (Killed::AtCommit, state) if mid_rig(&state) => {
                 found = Some(state);
                 break;
             }
-            Killed::AtCommit => std::fs::remove_dir_all(&state).expect("remove a try"),
+            (Killed::AtCommit, _) => {}
         }
     }
     let state = found.expect("a kill lands after the first seat ended and before the second did");
