@@ -26,7 +26,7 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use std::sync::Arc;
 
-const DEFAULT_SEED: u64 = 0x5e_7e_0001;
+const DEFAULT_SEED: u64 = 0x5e7e_0001;
 const DEFAULT_CASES: u32 = 128;
 const CHILD_TOKENS: u64 = 100;
 const ROOT_TOKENS: u64 = 100_000;

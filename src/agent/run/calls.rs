@@ -84,7 +84,7 @@ impl Agent {
             .into());
         }
         match tool.parse_args(call.arguments.clone())? {
-            ParsedCall::Kernel(kernel) => self.kernel_call(kernel, batch).await,
+            ParsedCall::Kernel(kernel) => self.kernel_call(*kernel, batch).await,
             ParsedCall::Module(module) => self.module_call(module).await,
             ParsedCall::Agent(AgentCall::Finish(args)) => {
                 declared.declare_ending(args.result)?;

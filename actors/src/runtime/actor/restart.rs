@@ -192,7 +192,7 @@ impl ProcessActor {
                 sender: Sender::Runtime,
                 reply: None,
             };
-            if !actor.is_some_and(|actor| actor.cast(message).is_ok()) {
+            if actor.is_none_or(|actor| actor.cast(message).is_err()) {
                 let end = crate::runtime::recovery::OrphanEnd::Failed(reason.clone());
                 if let Some(row) =
                     crate::runtime::recovery::end_orphaned_subtree(&self.shared, sibling, &end).await
