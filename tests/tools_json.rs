@@ -114,6 +114,8 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
         "resource_budget",
         "clearance",
         "launch_key",
+        "restart",
+        "supervision",
     ];
     let fork_props: Vec<&str> =
         launch_props.iter().copied().chain(["root_oids", "include_parent_roots", "mode"]).collect();
