@@ -101,6 +101,7 @@ fn floor_root() -> RootSpec {
         budget: Budget::UNLIMITED,
         clearance: None,
         goal_labels: Default::default(),
+        supervision: None,
     }
 }
 

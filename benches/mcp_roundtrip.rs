@@ -77,6 +77,7 @@ fn bench(c: &mut Criterion) {
                 budget: Budget::UNLIMITED,
                 clearance: None,
                 goal_labels: Default::default(),
+                supervision: None,
             })
             .await
             .expect("root");

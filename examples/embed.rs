@@ -64,6 +64,7 @@ async fn main() -> anyhow::Result<()> {
             cwd: "/".into(),
             capabilities: vec![grant("process:spawn", Rights::EXECUTE), grant("image:worker", Rights::READ)],
             budget: Budget { tool_calls: Some(100), ..Budget::default() },
+            supervision: None,
         })
         .await?;
     let row = rt.wait_terminal(root).await?;

@@ -56,6 +56,7 @@ pub fn root_spec(dir: &Path) -> RootSpec {
             cap(format!("image:{FILE_IMAGE}"), Rights::READ),
         ],
         budget: Budget::UNLIMITED,
+        supervision: None,
     }
 }
 

@@ -793,3 +793,35 @@ fn the_anthropic_example_passes_the_launch_check() {
     assert_eq!(config.brain("claude").map(|b| b.kind().as_str()), Some("anthropic"));
     assert_eq!(config.profile("writer").and_then(|p| p.budget().kernel.cost_micros), Some(500_000));
 }
+
+#[test]
+fn a_profile_declares_its_restart_policy_and_its_supervision() {
+    use agentvisor::actors::kernel::restart::{RestartPolicy, Strategy, Supervision};
+    let yaml = format!(
+        "{BRAIN}profiles:\n  - id: lead\n    brain: b\n    window_tokens: 1000\n    \
+         supervision: {{strategy: one_for_all, intensity: 3, period_ms: 60000}}\n  \
+         - {{id: worker, brain: b, window_tokens: 1000, restart: transient}}\n  \
+         - {{id: plain, brain: b, window_tokens: 1000, supervision: {{}}}}\n"
+    );
+    let checked = check(&parse_yaml(&yaml).expect("parses")).expect("passes the launch check");
+    let lead = checked.profile("lead").expect("lead");
+    assert_eq!(lead.restart(), RestartPolicy::Temporary, "the default");
+    assert_eq!(
+        lead.supervision(),
+        Some(Supervision { strategy: Strategy::OneForAll, intensity: 3, period_ms: 60_000 })
+    );
+    assert_eq!(checked.profile("worker").expect("worker").restart(), RestartPolicy::Transient);
+    assert_eq!(
+        checked.profile("plain").expect("plain").supervision(),
+        Some(Supervision::DEFAULT),
+        "OTP's defaults"
+    );
+    let unknown = format!(
+        "{BRAIN}profiles:\n  - {{id: a, brain: b, window_tokens: 1000, supervision: {{strategy: one_for_one, burst: 2}}}}\n"
+    );
+    let error = parse_yaml(&unknown).expect_err("an unknown supervision field is refused").to_string();
+    assert!(error.contains("burst"), "{error}");
+    let policy =
+        format!("{BRAIN}profiles:\n  - {{id: a, brain: b, window_tokens: 1000, restart: sometimes}}\n");
+    assert!(parse_yaml(&policy).is_err(), "an unknown restart policy is refused");
+}

@@ -39,6 +39,7 @@ async fn root(rt: &Runtime) -> Pid {
         cwd: "/".into(),
         capabilities: vec![spawn],
         budget: Budget::UNLIMITED,
+        supervision: None,
     };
     rt.spawn_root(spec).await.expect("root")
 }

@@ -36,6 +36,7 @@ async fn root_with(rt: &Runtime, clearance: Option<&[&str]>, goal_labels: &[&str
         cwd: "/home/root".into(),
         capabilities: caps.iter().map(|c| c.to_request("capabilities").expect("request")).collect(),
         budget: Budget::UNLIMITED,
+        supervision: None,
     };
     rt.spawn_root(spec).await.expect("root")
 }

@@ -39,6 +39,7 @@ async fn root(rt: &Runtime) -> Pid {
             grant("fs:/data", Rights::READ),
         ],
         budget: Budget::UNLIMITED,
+        supervision: None,
     })
     .await
     .expect("root")

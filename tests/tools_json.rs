@@ -30,6 +30,7 @@ async fn root(rt: &Runtime, capabilities: Value, budget: Value) -> Pid {
         cwd: "/home/root".into(),
         capabilities: caps.iter().map(|c| c.to_request("capabilities").expect("request")).collect(),
         budget,
+        supervision: None,
     };
     rt.spawn_root(spec).await.expect("root")
 }
@@ -113,6 +114,8 @@ fn every_tool_has_a_schema_whose_required_fields_match_the_spec() {
         "resource_budget",
         "clearance",
         "launch_key",
+        "restart",
+        "supervision",
     ];
     let fork_props: Vec<&str> =
         launch_props.iter().copied().chain(["root_oids", "include_parent_roots", "mode"]).collect();
@@ -797,6 +800,7 @@ async fn programs_dispatch_json_through_their_context() {
         .map(|c| c.to_request("capabilities").expect("request"))
         .collect(),
         budget: Budget::UNLIMITED,
+        supervision: None,
     };
     let pid = rt.spawn_root(spec).await.expect("root");
     let row = rt.wait_terminal(pid).await.expect("terminal");

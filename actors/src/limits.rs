@@ -127,3 +127,8 @@ pub fn excerpt(input: &str) -> String {
         (prefix, Some(count)) => format!("{prefix}… ({count} characters)"),
     }
 }
+
+/// Restart records kept on a supervisor's row, newest kept. The intensity only needs the ones
+/// within its period; the rest are history for `inspect`, so a long-lived supervisor's row
+/// stays small.
+pub const RESTART_HISTORY_MAX: usize = 64;

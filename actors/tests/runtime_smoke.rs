@@ -39,6 +39,8 @@ async fn parent_spawns_waits_and_reads_result() {
                         resource_budget: None,
                         clearance: None,
                         launch_key: None,
+                        restart: Default::default(),
+                        supervision: None,
                     })
                     .await?;
                 assert_eq!(l.status, Status::Runnable);
@@ -71,6 +73,7 @@ async fn parent_spawns_waits_and_reads_result() {
             cwd: "/".into(),
             capabilities: caps,
             budget: Budget::UNLIMITED,
+            supervision: None,
         })
         .await
         .expect("root");

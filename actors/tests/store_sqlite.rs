@@ -881,7 +881,7 @@ async fn a_schema_1_file_is_migrated_on_open() {
 
     let store = open(&f.path);
     assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
-    assert_eq!(SCHEMA_VERSION, 4);
+    assert_eq!(SCHEMA_VERSION, 5);
     assert_eq!(message_indexes(&f.path), full_indexes, "the same indexes as a new file");
     assert!(!has_table(&f.path, "objects"));
     assert_eq!(store.object_space(), Ok(ObjectSpace::new()));
@@ -1251,7 +1251,7 @@ async fn a_schema_3_file_gets_call_keys_on_open_and_keeps_the_first_answer() {
     }
     assert_eq!(schema_version(&f.path), 3);
     let store = open(&f.path);
-    assert_eq!(schema_version(&f.path), 4);
+    assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
     assert!(has_table(&f.path, "call_keys"));
     let first = serde_json::json!({"message_id": "first"});
     store.submit(vec![Change::PutKeyed { key: key.clone(), answer: first.clone() }]).await.expect("commits");
@@ -1270,4 +1270,31 @@ async fn a_schema_3_file_gets_call_keys_on_open_and_keeps_the_first_answer() {
         ("host".into(), "message".into(), "k1".into(), first.to_string()),
         "the documented encoding"
     );
+}
+
+#[tokio::test]
+async fn a_schema_4_file_gets_the_restart_column_and_a_view_reads_it_as_it_is() {
+    use agentvisor_actors::kernel::restart::{RestartPolicy, RestartState};
+    let f = fixture();
+    let mut ids = CountingIds::new(40);
+    let kept = row(&mut ids);
+    {
+        let store = open(&f.path);
+        store.submit(vec![Change::PutProcess(kept.clone())]).await.expect("commits");
+    }
+    downgrade(&f.path, 4);
+    assert_eq!(schema_version(&f.path), 4);
+    {
+        let view = SqliteStore::open_read_only(&f.path).expect("opens a schema-4 file");
+        let read = view.process(kept.pid).expect("reads").expect("the row");
+        assert_eq!(read, kept, "a row without the column reads with the default restart state");
+        assert_eq!(view.processes(ProcessQuery::default()).expect("reads").len(), 1);
+    }
+    assert_eq!(schema_version(&f.path), 4, "a view never migrates");
+    let store = open(&f.path);
+    assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
+    let mut restartable = kept.clone();
+    restartable.restart = RestartState { policy: RestartPolicy::Permanent, ..RestartState::default() };
+    store.submit(vec![Change::PutProcess(restartable.clone())]).await.expect("commits");
+    assert_eq!(store.process(kept.pid), Ok(Some(restartable)), "the restart state round-trips");
 }

@@ -48,6 +48,7 @@ pub async fn root(rt: &Runtime) -> Pid {
             grant("image:idle", Rights::READ),
         ],
         budget: Budget::UNLIMITED,
+        supervision: None,
     })
     .await
     .expect("the bench root launches")

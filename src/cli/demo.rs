@@ -74,7 +74,11 @@ impl Progress {
                     _ => {}
                 }
             }
-            KernelEvent::LaunchDenied { .. } | KernelEvent::MessageSent { .. } => {}
+            KernelEvent::LaunchDenied { .. }
+            | KernelEvent::MessageSent { .. }
+            | KernelEvent::ProcessRestarted { .. }
+            | KernelEvent::RestartRefused { .. }
+            | KernelEvent::ChildSupervised { .. } => {}
         }
     }
 }

@@ -5,6 +5,7 @@
 use super::agent_cost::{agent_lines, agent_view};
 use super::memory::memory_lines;
 use super::output::{View, grants_json, mailbox_view, message_line, open_view, resolve_pid};
+use super::restarts::{restart_lines, restart_view};
 use super::sources::image_needed;
 use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::store::ProcessQuery;
@@ -35,6 +36,7 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
     let mailbox = mailbox_view(rt, pid)?;
     let agent = &view["agent"];
     let memory = rt.memory(pid);
+    let restart = &view["restart"];
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&view)?);
         return Ok(ExitCode::SUCCESS);
@@ -74,6 +76,12 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
             if g.delegable { " delegable" } else { "" },
             if g.live { "" } else { " revoked" }
         );
+    }
+    if !restart.is_null() {
+        outln!("restart");
+        for line in restart_lines(restart) {
+            outln!("  {line}");
+        }
     }
     if !agent.is_null() {
         outln!("agent");
@@ -123,5 +131,6 @@ pub(crate) fn inspect_json(state: &Path, view_of: &View, row: &ProcessRow) -> an
         "recent_messages": mailbox.recent,
         "recent_unread_only": mailbox.unread_only,
         "memory": rt.memory(pid),
+        "restart": restart_view(rt, row)?,
     }))
 }

@@ -102,16 +102,7 @@ pub(crate) async fn run(state: &Path, args: RecoverArgs) -> anyhow::Result<ExitC
     let to_resume: Vec<Pid> = live
         .iter()
         .filter(|r| r.host_gate.is_none())
-        .filter(|r| {
-            matches!(
-                r.pause_reason,
-                Some(
-                    PauseReason::StaleExecution { .. }
-                        | PauseReason::Shutdown
-                        | PauseReason::ImageUnavailable { .. }
-                )
-            )
-        })
+        .filter(|r| r.pause_reason.as_ref().is_some_and(PauseReason::left_by_the_runtime))
         .map(|r| r.pid)
         .collect();
     for pid in &to_resume {

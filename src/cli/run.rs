@@ -29,7 +29,13 @@ use std::time::Duration;
 #[derive(clap::Args, Debug)]
 pub(crate) struct RunArgs {
     /// The rig spec (YAML).
-    rig: PathBuf,
+    #[arg(required_unless_present = "resume")]
+    rig: Option<PathBuf>,
+    /// Continue the rig RIG_ID whose run ended early (a crash, a kill): finished seats stay
+    /// as they are, live native seats continue from their last checkpointed turn, seats the
+    /// run never reached are launched.
+    #[arg(long, value_name = "RIG_ID", conflicts_with = "rig")]
+    resume: Option<String>,
     /// Print the final outcomes as JSON.
     #[arg(long)]
     json: bool,
@@ -100,11 +106,6 @@ pub(crate) async fn open(
 }
 
 pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
-    let spec = match load_spec(&args.rig) {
-        Ok(spec) => spec,
-        Err(code) => return Ok(code),
-    };
-    let base = args.rig.parent().map(Path::to_path_buf).unwrap_or_default();
     let budget = match args.budget.root_budget() {
         Ok(budget) => budget,
         Err(e) => {
@@ -112,21 +113,45 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
             return Ok(ExitCode::from(2));
         }
     };
-    let opened = open(state, &spec, &base, Some(&args.rig), budget).await?;
+    if let Some(rig) = &args.resume {
+        return super::run_resume::run(state, rig, budget, args.json).await;
+    }
+    let Some(rig_path) = args.rig.as_deref() else {
+        anyhow::bail!("a rig spec or --resume RIG_ID is required");
+    };
+    let spec = match load_spec(rig_path) {
+        Ok(spec) => spec,
+        Err(code) => return Ok(code),
+    };
+    let base = rig_path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let opened = open(state, &spec, &base, Some(rig_path), budget).await?;
     let view =
         tokio::spawn(live_view(Arc::clone(&opened.rt), opened.runner.watch(), opened.telemetry.clone()));
     // The spec's absolute path, so `rig expand` finds member paths from any directory.
-    let spec_path = args.rig.canonicalize().unwrap_or_else(|_| args.rig.clone());
-    let (rig, mut outcomes) = opened
+    let spec_path = rig_path.canonicalize().unwrap_or_else(|_| rig_path.to_path_buf());
+    let (rig, outcomes) = opened
         .runner
         .run(&spec, &spec_path.display().to_string())
         .await
         .context("the rig could not start")?;
+    finish(opened, view, &rig, outcomes, args.json).await
+}
+
+/// After a run's seats: the seats `rig expand` declared meanwhile, the summary, the store's
+/// health, a clean shutdown, and the exit code (1 if any seat failed or its process did not
+/// exit).
+pub(crate) async fn finish(
+    opened: Opened,
+    view: tokio::task::JoinHandle<()>,
+    rig: &agentvisor::rig::RigId,
+    mut outcomes: Vec<SeatOutcome>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     // Seats `rig expand` declared while the run went on.
     loop {
         let pending: Vec<_> = opened
             .store
-            .seats(&rig)?
+            .seats(rig)?
             .into_iter()
             .filter(|s| s.status == SeatStatus::Declared)
             .filter(|s| !outcomes.iter().any(|o: &SeatOutcome| o.member == s.member.as_str()))
@@ -136,11 +161,11 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
         }
         let members =
             pending.iter().filter_map(|s| serde_json::from_str(&s.member_json).ok()).collect::<Vec<_>>();
-        outcomes.extend(opened.runner.launch_all(&rig, &members).await);
+        outcomes.extend(opened.runner.launch_all(rig, &members).await);
     }
     view.abort();
     let _ = view.await;
-    print_summary(&rig.to_string(), &outcomes, args.json)?;
+    print_summary(&rig.to_string(), &outcomes, json)?;
     // A store that fail-stopped ended the seats' waits; say so where a person looks.
     let failed_store = opened.rt.store().failures().and_then(|watch| watch.borrow().clone());
     if let Some(cause) = failed_store {
@@ -163,7 +188,7 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
 
 /// Prints seat changes as they happen: on a terminal, a redrawn block with a line and a
 /// turn bar per seat and its process tree; otherwise one line per change.
-async fn live_view(
+pub(crate) async fn live_view(
     rt: Arc<Runtime>,
     mut seats: tokio::sync::watch::Receiver<BTreeMap<String, SeatProgress>>,
     telemetry: Telemetry,

@@ -108,6 +108,7 @@ impl From<RootRequest> for RootSpec {
             budget: r.budget,
             clearance: None,
             goal_labels: Default::default(),
+            supervision: None,
         }
     }
 }

@@ -83,6 +83,7 @@ impl Runner<'_> {
             cwd: s.cwd.clone().unwrap_or_else(|| "/".to_string()),
             capabilities,
             budget: s.budget.unwrap_or(Budget::UNLIMITED),
+            supervision: None,
         };
         match rt.spawn_root(spec).await {
             Ok(pid) => {

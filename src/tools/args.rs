@@ -9,6 +9,7 @@
 use crate::actors::kernel::budget::Budget;
 use crate::actors::kernel::capability::{CapabilityRequest, ConstraintValue, Constraints};
 use crate::actors::kernel::launch::{LaunchRequest, PathRequest};
+use crate::actors::kernel::restart::{RestartPolicy, Supervision};
 use crate::actors::kernel::status::SignalKind;
 use crate::actors::runtime::calls::{Call, ToolError, parse_rights};
 use crate::actors::{ImageId, Oid, Pid};
@@ -56,6 +57,22 @@ pub struct SpawnArgs {
     /// restart. Give one to every launch a restarted program might issue again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_key: Option<String>,
+    /// When the child is restarted after it ends: `permanent` (whenever it ends, unless you or
+    /// the host cancelled or terminated it), `transient` (only when it fails), `temporary`
+    /// (default: never). A restart is a new pid with the same child id, launched from these
+    /// same arguments with your live capabilities and remaining budget at that time; a wait
+    /// on the child follows it to the new pid. Not for `fork_child_process`.
+    #[serde(default, skip_serializing_if = "is_temporary")]
+    pub restart: RestartPolicy,
+    /// How the child restarts its own children: `strategy` (`one_for_one` default,
+    /// `one_for_all`, `rest_for_one`), `intensity` (default 1) restarts per `period_ms`
+    /// (default 5000); one more fails the child with `restart_intensity_exceeded`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supervision: Option<Supervision>,
+}
+
+fn is_temporary(policy: &RestartPolicy) -> bool {
+    *policy == RestartPolicy::Temporary
 }
 
 /// One capability to delegate (also the shape of a root's host-made grants).
@@ -240,6 +257,8 @@ impl SpawnArgs {
             resource_budget: self.resource_budget,
             clearance: self.clearance.map(|labels| labels.into_iter().collect()),
             launch_key: self.launch_key,
+            restart: self.restart,
+            supervision: self.supervision,
         })
     }
 }

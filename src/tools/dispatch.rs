@@ -39,7 +39,7 @@ pub fn parse_call(name: &str, args: Value) -> Result<Call, ToolError> {
         ));
     }
     match super::registry::parse(name, args)? {
-        ParsedCall::Kernel(call) => Ok(call),
+        ParsedCall::Kernel(call) => Ok(*call),
         ParsedCall::Agent(_) | ParsedCall::Module(_) => {
             Err(ToolError::new(INTERNAL, format!("{name} parsed as an agent's call")))
         }

@@ -84,7 +84,7 @@ impl Tool {
     pub fn parse_args(self, args: Value) -> Result<ParsedCall, ToolError> {
         let args = args_object(self.name(), args)?;
         Ok(match self {
-            Tool::Kernel(t) => ParsedCall::Kernel(kernel_call(t, args)?),
+            Tool::Kernel(t) => ParsedCall::Kernel(Box::new(kernel_call(t, args)?)),
             Tool::Agent(t) => ParsedCall::Agent(t.parse_args(args)?),
             Tool::Module(t) => ParsedCall::Module(t.parse_args(args)?),
         })
@@ -100,8 +100,9 @@ impl std::fmt::Display for Tool {
 /// A tool call with typed arguments, ready for whichever caller runs its family.
 #[derive(Clone, Debug)]
 pub enum ParsedCall {
-    /// A kernel call, made as the caller's process.
-    Kernel(Call),
+    /// A kernel call, made as the caller's process. Boxed: a launch request is large, and
+    /// every parsed call would be as large as the largest.
+    Kernel(Box<Call>),
     /// An agent call.
     Agent(AgentCall),
     /// A module call.

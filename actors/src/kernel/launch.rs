@@ -52,6 +52,14 @@ pub struct LaunchRequest {
     /// nothing and answers the first launch's result (durably, so across a crash too).
     #[serde(default)]
     pub launch_key: Option<String>,
+    /// When the child is restarted after it ends (default `temporary`: never).
+    #[serde(default)]
+    pub restart: super::restart::RestartPolicy,
+    /// How the child supervises its own children; omitted, [`Supervision::DEFAULT`].
+    ///
+    /// [`Supervision::DEFAULT`]: super::restart::Supervision::DEFAULT
+    #[serde(default)]
+    pub supervision: Option<super::restart::Supervision>,
 }
 
 /// What the kernel knows of an image.
@@ -298,6 +306,8 @@ pub fn plan_launch(
     let pid = ids.pid();
     let grants =
         sources.into_iter().map(|(source, cap)| capability::derive(source, &cap, pid, ids.grant())).collect();
-    let child = ProcessRow::launched(pid, Some(row.pid), depth, image, cwd, request.goal.clone(), budget);
+    let mut child = ProcessRow::launched(pid, Some(row.pid), depth, image, cwd, request.goal.clone(), budget);
+    let seq = u64::try_from(parent.children).unwrap_or(u64::MAX);
+    child.restart = super::restart::RestartState::launched(request, seq, pid);
     Ok(LaunchPlan { child, grants, parent_account })
 }

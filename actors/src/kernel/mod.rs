@@ -11,4 +11,5 @@ pub mod mailbox;
 pub mod objects;
 pub mod path;
 pub mod process;
+pub mod restart;
 pub mod status;

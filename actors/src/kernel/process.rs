@@ -5,6 +5,7 @@
 
 use super::budget::{Account, Budget};
 use super::ids::{Epoch, ImageId, Oid, Pid};
+use super::restart::RestartState;
 use super::status::{FailureKind, Outcome, PauseReason, Sender, SignalKind, Status, WaitState, clip};
 use crate::limits;
 use serde::{Deserialize, Serialize};
@@ -47,6 +48,10 @@ pub struct ProcessRow {
     pub started: bool,
     /// Its budget account.
     pub account: Account,
+    /// Its restart policy and launch spec as a child, its supervision and restart history as
+    /// a parent.
+    #[serde(default)]
+    pub restart: RestartState,
 }
 
 /// A change to a process row.
@@ -193,6 +198,7 @@ impl ProcessRow {
             resume_claim: None,
             started: false,
             account: Account::new(budget),
+            restart: RestartState::default(),
         }
     }
 

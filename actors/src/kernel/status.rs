@@ -138,6 +138,17 @@ pub enum PauseReason {
 }
 
 impl PauseReason {
+    /// Whether the runtime itself paused it — its execution was lost (`stale_execution`), the
+    /// runtime shut down, or its image is missing — rather than a signal or the host's gate:
+    /// the pauses a host continues after a reopen (`agentvisor recover --resume`, `agentvisor
+    /// run --resume`).
+    pub fn left_by_the_runtime(&self) -> bool {
+        matches!(
+            self,
+            PauseReason::StaleExecution { .. } | PauseReason::Shutdown | PauseReason::ImageUnavailable { .. }
+        )
+    }
+
     /// The reason as a lowercase word: `signal`, `stale_execution`, `shutdown`, `host_gate`
     /// or `image_unavailable`.
     pub fn kind(&self) -> &'static str {
@@ -227,6 +238,9 @@ pub enum FailureKind {
     ProgramError,
     /// A kernel invariant was found broken for this process; it fails alone.
     InvariantViolation,
+    /// As a supervisor, a child needed more restarts within the period than its intensity
+    /// allows (OTP's supervisor shutdown).
+    RestartIntensityExceeded,
 }
 
 impl FailureKind {
@@ -239,6 +253,7 @@ impl FailureKind {
             FailureKind::LaunchFailed => "launch_failed",
             FailureKind::ProgramError => "program_error",
             FailureKind::InvariantViolation => "invariant_violation",
+            FailureKind::RestartIntensityExceeded => "restart_intensity_exceeded",
         }
     }
 }

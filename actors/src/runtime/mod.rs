@@ -7,6 +7,7 @@
 
 mod actor;
 pub mod calls;
+pub mod clock;
 mod context;
 pub mod ids;
 mod keys;
@@ -20,7 +21,7 @@ mod shared;
 mod supervisor;
 pub mod telemetry;
 
-pub use actor::ProcessMsg;
+pub use actor::{ProcessMsg, SUPERVISION_CHANNEL};
 pub use calls::suspended;
 pub use context::{BatchItem, ProcessContext};
 pub use options::{RootSpec, RuntimeOptions};
@@ -184,6 +185,9 @@ impl Runtime {
         let message_seq = store.message_seq_max()?;
         let mut shared = Shared::new(store, memory, options.images, epoch, message_seq);
         shared.hold = options.hold;
+        if let Some(clock) = options.clock {
+            shared.clock = clock;
+        }
         let shared = Arc::new(shared);
         let (supervisor, _) = Actor::spawn(None, RootSupervisor { shared: shared.clone() }, ())
             .await
@@ -312,7 +316,8 @@ impl Runtime {
             self.shared.images.get(&spec.image).map(|i| i.skills.clone()).unwrap_or_default();
         let view =
             RootViewRequest { clearance: spec.clearance, goal_labels: spec.goal_labels, default_skills };
-        let row = ProcessRow::launched(pid, None, 0, spec.image, cwd, spec.goal, spec.budget);
+        let mut row = ProcessRow::launched(pid, None, 0, spec.image, cwd, spec.goal, spec.budget);
+        row.restart.supervision = spec.supervision;
         self.shared
             .memory
             .commit(self.shared.store.as_ref(), |stage| {

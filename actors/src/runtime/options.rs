@@ -22,6 +22,9 @@ pub struct RuntimeOptions {
     /// command that reports what recovery did and leaves the tree as it found it. Recovery
     /// itself (stale executions paused, claimed resumes failed closed) still runs.
     pub hold: bool,
+    /// The wall clock restart periods (`Supervision::period_ms`) are measured on; `None`
+    /// means the system clock. Tests pass a [`ManualClock`](super::clock::ManualClock).
+    pub clock: Option<std::sync::Arc<dyn super::clock::Clock>>,
 }
 
 impl RuntimeOptions {
@@ -39,6 +42,12 @@ impl RuntimeOptions {
     /// Sets [`Self::hold`].
     pub fn hold(mut self, yes: bool) -> Self {
         self.hold = yes;
+        self
+    }
+
+    /// Sets [`Self::clock`].
+    pub fn clock(mut self, clock: std::sync::Arc<dyn super::clock::Clock>) -> Self {
+        self.clock = Some(clock);
         self
     }
 
@@ -66,4 +75,6 @@ pub struct RootSpec {
     pub clearance: Option<std::collections::BTreeSet<String>>,
     /// Labels the host puts on its goal (its starting context).
     pub goal_labels: std::collections::BTreeSet<String>,
+    /// How it restarts its children; `None` means `Supervision::DEFAULT`.
+    pub supervision: Option<crate::kernel::restart::Supervision>,
 }

@@ -27,6 +27,8 @@ pub(crate) struct Shared {
     pub(crate) message_seq: AtomicU64,
     /// Recovered actors do not start or re-arm anything (`RuntimeOptions::hold`).
     pub(crate) hold: bool,
+    /// The wall clock restart periods are measured on.
+    pub(crate) clock: Arc<dyn super::clock::Clock>,
 }
 
 impl Shared {
@@ -48,6 +50,7 @@ impl Shared {
             epoch,
             message_seq: AtomicU64::new(message_seq_max),
             hold: false,
+            clock: Arc::new(super::clock::SystemClock),
         }
     }
 

@@ -47,6 +47,47 @@ pub enum KernelEvent {
         /// `normal` or `interrupt`.
         kind: crate::kernel::mailbox::MessageKind,
     },
+    /// A supervisor relaunched an ended child as a new incarnation (committed).
+    ProcessRestarted {
+        /// The supervisor.
+        parent: Pid,
+        /// The child's stable id (its first incarnation's pid).
+        child_id: Pid,
+        /// The incarnation that ended.
+        old_pid: Pid,
+        /// The new incarnation.
+        new_pid: Pid,
+        /// The new incarnation's number.
+        incarnation: u32,
+        /// Its first generation.
+        state_generation: u64,
+    },
+    /// A parent handled a direct child's end: what its supervision decided (`not_restarted`,
+    /// `restarted`, `refused`, `intensity_exceeded`, `stopping_group`, `group_member`).
+    /// Published for every child end a live parent settles, after what it decided committed.
+    ChildSupervised {
+        /// The parent.
+        parent: Pid,
+        /// The child that ended.
+        child: Pid,
+        /// The decision.
+        decision: &'static str,
+        /// The new incarnation, for `restarted`.
+        restarted_as: Option<Pid>,
+    },
+    /// A restart was not done (the parent's budget or grants could not cover it).
+    RestartRefused {
+        /// The supervisor.
+        parent: Pid,
+        /// The child's stable id.
+        child_id: Pid,
+        /// The incarnation that ended.
+        old_pid: Pid,
+        /// The launch rule's code.
+        code: String,
+        /// The message.
+        message: String,
+    },
     /// A launch was denied; no pid was issued.
     LaunchDenied {
         /// The would-be parent.
@@ -88,6 +129,22 @@ impl Telemetry {
             }
             KernelEvent::MessageSent { message_id, from, to, kind } => {
                 tracing::info!(target: "agentvisor::kernel", %message_id, %from, %to, kind = kind.as_str(), "message_sent");
+            }
+            KernelEvent::ProcessRestarted {
+                parent,
+                child_id,
+                old_pid,
+                new_pid,
+                incarnation,
+                state_generation,
+            } => {
+                tracing::info!(target: "agentvisor::kernel", %parent, %child_id, %old_pid, %new_pid, incarnation, state_generation, "process_restarted");
+            }
+            KernelEvent::ChildSupervised { parent, child, decision, restarted_as } => {
+                tracing::debug!(target: "agentvisor::kernel", %parent, %child, decision, ?restarted_as, "child_supervised");
+            }
+            KernelEvent::RestartRefused { parent, child_id, old_pid, code, message } => {
+                tracing::warn!(target: "agentvisor::kernel", %parent, %child_id, %old_pid, code, message, "restart_refused");
             }
             KernelEvent::LaunchDenied { parent, code, message } => {
                 tracing::info!(target: "agentvisor::kernel", %parent, code, message, "launch_denied");

@@ -6,6 +6,7 @@
 pub(crate) mod crash;
 pub(crate) mod interposed;
 pub(crate) mod objects;
+pub(crate) mod scripted;
 
 use agentvisor_actors::kernel::budget::Budget;
 use agentvisor_actors::kernel::capability::{CapabilityRequest, Rights};
@@ -56,6 +57,7 @@ pub(crate) fn root_spec(image: &str, budget: Budget) -> RootSpec {
         cwd: "/work".into(),
         capabilities: vec![spawn_cap(), image_read("puppet")],
         budget,
+        supervision: None,
     }
 }
 

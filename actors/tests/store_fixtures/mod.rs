@@ -190,8 +190,13 @@ pub(crate) const V3_OBJECT_TABLES: [&str; 6] =
 /// (dropping a table drops its indexes), and `schema_version` says `version`. Process rows,
 /// grants, checkpoints and the epoch stay as they are: their tables did not change.
 pub(crate) fn downgrade(path: &std::path::Path, version: u32) {
-    assert!((1..=3).contains(&version), "only schema 1, 2 and 3 came before");
+    assert!((1..=4).contains(&version), "only schema 1 to 4 came before");
     let conn = rusqlite::Connection::open(path).expect("opens");
+    conn.execute_batch("ALTER TABLE processes DROP COLUMN restart;").expect("drops the restart column");
+    if version == 4 {
+        conn.execute("UPDATE meta SET value = 4 WHERE key = 'schema_version'", []).expect("writes");
+        return;
+    }
     conn.execute_batch("DROP TABLE call_keys;").expect("drops");
     if version == 3 {
         conn.execute("UPDATE meta SET value = 3 WHERE key = 'schema_version'", []).expect("writes");

@@ -4,6 +4,7 @@ use super::budget::{AgentBudget, Guards, RawBudget, RawGuards};
 use super::capability::{CapabilitySet, RawCapabilities};
 use super::ids::{BrainId, ProfileId, Target};
 use super::prompt::PromptTemplate;
+use crate::actors::kernel::restart::{RestartPolicy, Supervision};
 use serde::Deserialize;
 use std::num::NonZeroU32;
 
@@ -38,6 +39,12 @@ pub struct RawProfile {
     pub budget: Option<RawBudget>,
     /// When a model that repeats itself or keeps sending malformed calls is stopped.
     pub guards: Option<RawGuards>,
+    /// When an agent of this profile launched as a child is restarted after it ends:
+    /// `permanent`, `transient` or `temporary` (default: never).
+    pub restart: Option<RestartPolicy>,
+    /// How an agent of this profile restarts its children: `{strategy, intensity,
+    /// period_ms}` (default `one_for_one`, 1 restart per 5000 ms).
+    pub supervision: Option<Supervision>,
 }
 
 /// How a window over its limit is brought back under it.
@@ -80,6 +87,8 @@ pub struct Profile {
     pub(super) compaction: Compaction,
     pub(super) budget: AgentBudget,
     pub(super) guards: Guards,
+    pub(super) restart: RestartPolicy,
+    pub(super) supervision: Option<Supervision>,
 }
 
 impl Profile {
@@ -137,6 +146,16 @@ impl Profile {
     /// Its guards.
     pub fn guards(&self) -> &Guards {
         &self.guards
+    }
+
+    /// Its restart policy when launched as a child.
+    pub fn restart(&self) -> RestartPolicy {
+        self.restart
+    }
+
+    /// How it supervises its children (`None`: the kernel's default).
+    pub fn supervision(&self) -> Option<Supervision> {
+        self.supervision
     }
 }
 

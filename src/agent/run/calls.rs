@@ -87,7 +87,7 @@ impl Agent {
             .into());
         }
         match tool.parse_args(call.arguments.clone())? {
-            ParsedCall::Kernel(kernel) => self.kernel_call(kernel, batch).await,
+            ParsedCall::Kernel(kernel) => self.kernel_call(*kernel, batch).await,
             ParsedCall::Module(module) => self.module_call(module).await,
             ParsedCall::Agent(AgentCall::Finish(args)) => {
                 declared.declare_ending(args.result)?;
@@ -167,6 +167,11 @@ impl Agent {
                 launch.inherit_capabilities.push(needed);
             }
         }
+        let (restart, supervision) = self.host.restart_of(&agent);
+        if launch.restart == Default::default() {
+            launch.restart = restart;
+        }
+        launch.supervision = launch.supervision.or(supervision);
         Ok(launch)
     }
 
@@ -223,9 +228,12 @@ impl Agent {
     async fn spawn_subagent(&mut self, args: SpawnSubagentArgs, turn: u64) -> Result<Value, Dispatch> {
         self.check_roster(&args.agent)?;
         let launch = self.launch_below(args.agent.clone(), args.prompt);
+        let (restart, supervision) = self.host.restart_of(&launch.agent);
         let request = LaunchRequest {
             goal: launch.to_goal(),
             inherit_capabilities: self.host.launch_capabilities(&launch.agent),
+            restart,
+            supervision,
             ..Default::default()
         };
         let launched = self.ctx.spawn_child(request).await?;

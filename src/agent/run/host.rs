@@ -231,6 +231,33 @@ impl AgentHost {
         Ok(())
     }
 
+    /// Releases a held agent process that was never released: one with no message on its
+    /// release channel (read or not) and no checkpoint. For a run that ended between recording
+    /// a seat's token and releasing it; a released agent is left alone, so it is never told
+    /// twice. Returns whether it released it.
+    pub async fn release_if_held(
+        &self,
+        runtime: &crate::actors::runtime::Runtime,
+        pid: Pid,
+    ) -> Result<bool, AgentError> {
+        let store = runtime.store();
+        let query = crate::actors::kernel::mailbox::MailboxQuery {
+            filter: crate::actors::kernel::mailbox::MessageFilter {
+                channel: Some(super::start::RELEASE_CHANNEL.to_string()),
+                ..Default::default()
+            },
+            include_acked: true,
+            limit: 1,
+        };
+        let corrupt = |e: crate::actors::store::StoreError| AgentError::Corrupt { message: e.to_string() };
+        let released = !store.mailbox(pid, &query).map_err(corrupt)?.messages.is_empty();
+        if released || store.checkpoint(pid).map_err(corrupt)?.is_some() {
+            return Ok(false);
+        }
+        self.release(runtime, pid).await?;
+        Ok(true)
+    }
+
     fn launch_spec(&self, launch: AgentLaunch) -> Result<RootSpec, AgentError> {
         let agent = launch.agent.as_str();
         if self.config.target(agent).is_none() {
@@ -258,6 +285,7 @@ impl AgentHost {
             budget: self.root_limits(agent).kernel,
             clearance: None,
             goal_labels: Default::default(),
+            supervision: self.restart_of(agent).1,
         })
     }
 }
@@ -305,6 +333,20 @@ impl AgentHost {
             .unwrap_or(AgentBudget::NONE);
         let chosen = root.limits.or(&profile);
         if root.unlimited { chosen } else { chosen.or(self.config.default_budget()) }
+    }
+
+    /// The restart policy and supervision an agent starting as `agent` is launched with: its
+    /// profile's, or a machine's entry-state profile's.
+    pub fn restart_of(
+        &self,
+        agent: &str,
+    ) -> (crate::actors::kernel::restart::RestartPolicy, Option<crate::actors::kernel::restart::Supervision>)
+    {
+        let profile = match self.config.machine(agent) {
+            Some(machine) => self.config.profile(machine.entry().profile().as_str()),
+            None => self.config.profile(agent),
+        };
+        profile.map_or_else(Default::default, |p| (p.restart(), p.supervision()))
     }
 
     /// What a process launched as `agent` is granted: `process:spawn` (execute, delegable) if

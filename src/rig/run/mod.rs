@@ -2,9 +2,11 @@
 //! seat and persists its state, and each seat's outcome.
 
 mod hosts;
+mod resume;
 mod runner;
 mod seat;
 
 pub use hosts::{HostError, RigHosts, scripts_beside};
+pub use resume::{RESUME_REASON, ResumeError, has_work, nothing_to_resume};
 pub use runner::{Adapters, EXTERNAL_COMMAND_TIMEOUT, RigRunner, RunError, SEAT_REF_PREFIX, SeatProgress};
 pub use seat::SeatOutcome;

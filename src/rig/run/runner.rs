@@ -79,20 +79,20 @@ pub enum RunError {
 
 /// Runs a rig's seats.
 pub struct RigRunner {
-    rt: Arc<Runtime>,
-    hosts: Arc<RigHosts>,
-    store: Arc<dyn SeatStore>,
+    pub(super) rt: Arc<Runtime>,
+    pub(super) hosts: Arc<RigHosts>,
+    pub(super) store: Arc<dyn SeatStore>,
     adapters: Arc<Adapters>,
     base: PathBuf,
-    progress: watch::Sender<BTreeMap<String, SeatProgress>>,
+    pub(super) progress: watch::Sender<BTreeMap<String, SeatProgress>>,
     /// Native seats' processes by rig and member, once launched, and whether their session
     /// ended. Keyed by rig too: one runner may run several rigs with the same member ids, and
     /// `seat:<member>` names a seat of the forking seat's own rig.
-    ended: Arc<parking_lot::Mutex<HashMap<SeatKey, watch::Receiver<Option<Pid>>>>>,
+    pub(super) ended: Arc<parking_lot::Mutex<HashMap<SeatKey, watch::Receiver<Option<Pid>>>>>,
 }
 
 /// A seat of one rig: its rig and member id.
-type SeatKey = (RigId, String);
+pub(super) type SeatKey = (RigId, String);
 
 type Failure = (String, String, Option<String>);
 
@@ -293,26 +293,8 @@ impl SeatTask {
         };
         self.report(SeatStatus::Realized, Some(pid), format!("running ({origin})"));
         let row = self.rt.wait_terminal(pid).await.map_err(|e| failure("run", e.to_string()))?;
-        let result = match &row.outcome {
-            Some(Outcome::Exited { result_oid: Some(oid) }) => {
-                self.rt.payload(*oid).ok().flatten().and_then(|p| p.get("result").cloned())
-            }
-            _ => None,
-        };
         self.report(SeatStatus::Realized, Some(pid), format!("{} ({origin})", row.status));
-        Ok(SeatOutcome {
-            member: self.member.id.to_string(),
-            runtime: self.member.runtime.to_string(),
-            status: SeatStatus::Realized,
-            token: Some(token.to_string()),
-            source: source_value(&self.member),
-            pid: Some(pid.to_string()),
-            process_status: Some(row.status.to_string()),
-            result,
-            failed_step: None,
-            error: None,
-            usage: Some(subtree_usage(&self.rt, pid)),
-        })
+        Ok(native_outcome(&self.rt, &self.member, &token, &row))
     }
 
     /// A native id: `seat:<member>` (a seat of this rig, once its session has ended), the
@@ -426,11 +408,11 @@ fn adapter_failure(e: AdapterError) -> Failure {
     (e.step().as_str().to_string(), e.to_string(), e.stderr().map(str::to_string))
 }
 
-fn source_value(member: &Member) -> Option<String> {
+pub(super) fn source_value(member: &Member) -> Option<String> {
     member.session_source.as_ref().map(|SessionSource::Fork { native_id }| native_id.to_string())
 }
 
-fn failed_outcome(member: &Member, step: &str, error: &str) -> SeatOutcome {
+pub(super) fn failed_outcome(member: &Member, step: &str, error: &str) -> SeatOutcome {
     SeatOutcome {
         member: member.id.to_string(),
         runtime: member.runtime.to_string(),
@@ -443,6 +425,35 @@ fn failed_outcome(member: &Member, step: &str, error: &str) -> SeatOutcome {
         failed_step: Some(step.to_string()),
         error: Some(error.to_string()),
         usage: None,
+    }
+}
+
+/// A realized native seat's outcome from its ended process's row: its result and its
+/// subtree's usage.
+pub(super) fn native_outcome(
+    rt: &Runtime,
+    member: &Member,
+    token: &NativeId,
+    row: &crate::actors::kernel::process::ProcessRow,
+) -> SeatOutcome {
+    let result = match &row.outcome {
+        Some(Outcome::Exited { result_oid: Some(oid) }) => {
+            rt.payload(*oid).ok().flatten().and_then(|p| p.get("result").cloned())
+        }
+        _ => None,
+    };
+    SeatOutcome {
+        member: member.id.to_string(),
+        runtime: member.runtime.to_string(),
+        status: SeatStatus::Realized,
+        token: Some(token.to_string()),
+        source: source_value(member),
+        pid: Some(row.pid.to_string()),
+        process_status: Some(row.status.to_string()),
+        result,
+        failed_step: None,
+        error: None,
+        usage: Some(subtree_usage(rt, row.pid)),
     }
 }
 

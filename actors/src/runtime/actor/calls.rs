@@ -186,36 +186,24 @@ impl ProcessActor {
         let elapsed_ms = state.wall_before_ms
             + state.started_at.map_or(0, |s| u64::try_from(s.elapsed().as_millis()).unwrap_or(u64::MAX));
         let me = state.pid();
-        let image_id = request.image.clone().unwrap_or_else(|| state.row.image.clone());
-        let child_image = self.shared.images.child_image(&state.row.image, &image_id);
+        if fork.is_some() && request.restart != crate::kernel::restart::RestartPolicy::Temporary {
+            return Err(ToolError::new(
+                "restart_not_for_fork",
+                format!(
+                    "a fork cannot be restarted (its view is a copy of the parent's memory at the fork); \
+                     launch it with restart \"temporary\", or spawn a {} child instead",
+                    request.restart.as_str()
+                ),
+            ));
+        }
         let memory = &self.shared.memory;
         let parent =
             Parent { row: &state.row, grants: &state.grants, elapsed_ms, children: state.children_total };
         let images = &self.shared.images;
         let staged = memory.plan(self.shared.store.as_ref(), |stage| {
-            let clearance = request.clearance.clone();
-            let approval = match &fork {
-                None => stage.space().plan_spawn_view(&SpawnViewRequest {
-                    parent: me,
-                    clearance,
-                    default_skills: child_image.default_skills,
-                }),
-                Some((mode, roots)) => stage.space().plan_fork_view(&ForkViewRequest {
-                    parent: me,
-                    mode: *mode,
-                    roots: roots.clone(),
-                    clearance,
-                    image: child_image,
-                }),
-            }?;
-            let plan = launch::plan_launch(parent, &request, &|id| images.contains(id), &mut UuidV7Ids)?;
-            required_capabilities_covered(images, &plan.child.image, &plan.grants)?;
-            let mut view = stage.space().materialize_view(approval, plan.child.pid, &mut UuidV7Ids)?;
+            let (plan, view) = stage_launch(stage, images, parent, &request, fork.as_ref(), |_| {})?;
             let mut parent_row = parent.row.clone();
             parent_row.account = plan.parent_account;
-            stage.apply_view(&mut view, &plan.child.goal);
-            stage.push(Change::PutProcess(plan.child.clone()));
-            stage.extend(plan.grants.iter().cloned().map(Change::PutGrant));
             stage.push(Change::PutProcess(parent_row.clone()));
             let launched =
                 launched_of(&plan.child, &plan.grants, &view, fork.as_ref().map(|(mode, _)| *mode));
@@ -353,6 +341,45 @@ impl ProcessActor {
         }
         Ok(done(state))
     }
+}
+
+/// Plans one launch into `stage`: the memory view is approved, then the kernel's launch
+/// decision; only then are the view, the child's row (after `shape`) and its grants staged.
+/// A denial stages nothing. The caller stages the parent's row with the plan's account.
+pub(crate) fn stage_launch(
+    stage: &mut crate::runtime::memory::Stage<'_>,
+    images: &crate::runtime::program::ImageRegistry,
+    parent: Parent<'_>,
+    request: &LaunchRequest,
+    fork: Option<&(ForkMode, RootSelection)>,
+    shape: impl FnOnce(&mut ProcessRow),
+) -> Result<(launch::LaunchPlan, crate::kernel::objects::ViewPlan), ToolError> {
+    let me = parent.row.pid;
+    let image_id = request.image.clone().unwrap_or_else(|| parent.row.image.clone());
+    let child_image = images.child_image(&parent.row.image, &image_id);
+    let clearance = request.clearance.clone();
+    let approval = match fork {
+        None => stage.space().plan_spawn_view(&SpawnViewRequest {
+            parent: me,
+            clearance,
+            default_skills: child_image.default_skills,
+        }),
+        Some((mode, roots)) => stage.space().plan_fork_view(&ForkViewRequest {
+            parent: me,
+            mode: *mode,
+            roots: roots.clone(),
+            clearance,
+            image: child_image,
+        }),
+    }?;
+    let mut plan = launch::plan_launch(parent, request, &|id| images.contains(id), &mut UuidV7Ids)?;
+    required_capabilities_covered(images, &plan.child.image, &plan.grants)?;
+    let mut view = stage.space().materialize_view(approval, plan.child.pid, &mut UuidV7Ids)?;
+    shape(&mut plan.child);
+    stage.apply_view(&mut view, &plan.child.goal);
+    stage.push(Change::PutProcess(plan.child.clone()));
+    stage.extend(plan.grants.iter().cloned().map(Change::PutGrant));
+    Ok((plan, view))
 }
 
 /// A launch's answer, built before its commit so that a keyed launch records it in the same

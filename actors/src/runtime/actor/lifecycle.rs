@@ -128,6 +128,10 @@ impl ProcessActor {
             // row was turned `paused` or `failed` by recovery before any actor started.
             _ => {}
         }
+        if state.recovering {
+            // A crash may have come between a child's end and its restart's commit.
+            Box::pin(self.restart_pending(myself, state)).await;
+        }
     }
 
     pub(crate) async fn start_fresh(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
@@ -457,6 +461,17 @@ impl ProcessActor {
             return; // already settled
         }
         state.row.account.settle_child(&child.account.limit, &child.account.total_spent());
+        let me = state.pid();
+        let decision = self.supervise_end(myself, state, &child).await;
+        if decision != super::restart::Decision::NotRestarted {
+            // Restarted (the restart's commit carries the settled account), refused, deferred
+            // or failing for its intensity; a wait on it moved to the new incarnation.
+            self.publish_decision(me, child.pid, decision);
+            if state.ending.is_some() && state.live_children.is_empty() {
+                Box::pin(self.finish_ending(myself, state)).await;
+            }
+            return;
+        }
         let waited = state
             .pending_wait
             .as_ref()
@@ -471,6 +486,7 @@ impl ProcessActor {
         {
             tracing::error!(pid = %state.pid(), error = %e, "failed to record a child's settlement");
         }
+        self.publish_decision(me, child.pid, decision);
         if state.ending.is_some() && state.live_children.is_empty() {
             self.finish_ending(myself, state).await;
         }

@@ -16,6 +16,8 @@ mod mailbox;
 mod objects;
 pub(crate) use mailbox::deliver;
 pub(crate) use objects::{children_of, release_children};
+mod restart;
+pub use restart::SUPERVISION_CHANNEL;
 mod signals;
 
 use super::calls::{Call, CallOk, CallReply, ToolError};
@@ -164,6 +166,8 @@ pub(crate) struct ProcessState {
     pub(crate) recovering: bool,
     /// Recovered under `hold` and not yet entered: [`ProcessMsg::Release`] enters it.
     pub(crate) held_entry: bool,
+    /// A group restart waiting for the siblings it stopped.
+    pub(crate) restart_group: Option<restart::RestartGroup>,
 }
 
 impl ProcessState {
@@ -219,6 +223,7 @@ impl Actor for ProcessActor {
             child_actors: HashMap::new(),
             recovering: args.recovering,
             held_entry: false,
+            restart_group: None,
         };
         if state.recovering {
             self.reload_notices(&mut state);

@@ -112,6 +112,8 @@ impl ProcessActor {
             }
             _ => {}
         }
+        // Restarts of children that ended while this process was paused.
+        Box::pin(self.restart_pending(myself, state)).await;
         Ok(())
     }
 

@@ -38,8 +38,8 @@ impl From<StoreError> for ApplyError {
 
 const UPSERT_PROCESS: &str = "INSERT INTO processes (pid, parent, depth, image, cwd, goal, \
      status, wait_state, pause_reason, host_gate, outcome, result_oid, state_generation, epoch, \
-     resume_claim, started, account) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) \
+     resume_claim, started, account, restart) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) \
      ON CONFLICT (pid) DO UPDATE SET parent = excluded.parent, depth = excluded.depth, \
      image = excluded.image, cwd = excluded.cwd, goal = excluded.goal, \
      status = excluded.status, wait_state = excluded.wait_state, \
@@ -47,7 +47,7 @@ const UPSERT_PROCESS: &str = "INSERT INTO processes (pid, parent, depth, image, 
      outcome = excluded.outcome, result_oid = excluded.result_oid, \
      state_generation = excluded.state_generation, epoch = excluded.epoch, \
      resume_claim = excluded.resume_claim, started = excluded.started, \
-     account = excluded.account";
+     account = excluded.account, restart = excluded.restart";
 
 const UPSERT_GRANT: &str = "INSERT INTO grants (id, holder, resource, rights, constraints, \
      delegable, live, derived_from) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
@@ -217,6 +217,7 @@ fn put_process(conn: &Connection, c: &ProcessColumns) -> rusqlite::Result<()> {
         c.resume_claim,
         c.started,
         c.account,
+        c.restart,
     ])?;
     Ok(())
 }

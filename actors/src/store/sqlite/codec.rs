@@ -11,6 +11,7 @@ use crate::kernel::ids::{Epoch, GrantId, ImageId, Oid, Pid};
 use crate::kernel::mailbox::{Message, MessageId, MessageKind};
 use crate::kernel::objects::{Collection, Handle, ObjectKind, ObjectMeta, ObjectRights, Owner, Skill};
 use crate::kernel::process::ProcessRow;
+use crate::kernel::restart::RestartState;
 use crate::kernel::status::{Outcome, PauseReason, Sender, Status, WaitState};
 use crate::store::{Envelope, StoreError};
 use serde::Serialize;
@@ -22,7 +23,13 @@ use std::str::FromStr;
 /// The `processes` columns, in the order [`ProcessColumns`] binds and [`RawProcess`] reads.
 pub(super) const PROCESS_COLUMNS: &str = "pid, parent, depth, image, cwd, goal, status, \
      wait_state, pause_reason, host_gate, outcome, result_oid, state_generation, epoch, \
-     resume_claim, started, account";
+     resume_claim, started, account, restart";
+
+/// [`PROCESS_COLUMNS`] for a file older than schema 5 (read by a view, which never
+/// migrates): no `restart` column, read as NULL (the default restart state).
+pub(super) const PROCESS_COLUMNS_V4: &str = "pid, parent, depth, image, cwd, goal, status, \
+     wait_state, pause_reason, host_gate, outcome, result_oid, state_generation, epoch, \
+     resume_claim, started, account, NULL AS restart";
 
 /// The `grants` columns, in the order [`GrantColumns`] binds and [`RawGrant`] reads.
 pub(super) const GRANT_COLUMNS: &str =
@@ -109,6 +116,7 @@ pub(super) struct ProcessColumns {
     pub(super) resume_claim: Option<i64>,
     pub(super) started: bool,
     pub(super) account: String,
+    pub(super) restart: Option<String>,
 }
 
 impl ProcessColumns {
@@ -134,6 +142,7 @@ impl ProcessColumns {
             resume_claim: row.resume_claim.map(|c| int(c, "resume_claim")).transpose()?,
             started: row.started,
             account: to_json(&row.account, "account")?,
+            restart: if row.restart.is_default() { None } else { Some(to_json(&row.restart, "restart")?) },
         })
     }
 }
@@ -157,6 +166,7 @@ pub(super) struct RawProcess {
     resume_claim: Option<i64>,
     started: bool,
     account: String,
+    restart: Option<String>,
 }
 
 impl RawProcess {
@@ -180,6 +190,7 @@ impl RawProcess {
             resume_claim: r.get(14)?,
             started: r.get(15)?,
             account: r.get(16)?,
+            restart: r.get(17)?,
         })
     }
 
@@ -205,6 +216,7 @@ impl RawProcess {
             resume_claim: self.resume_claim.map(|c| uint(c, "resume_claim")).transpose()?,
             started: self.started,
             account: from_json::<Account>(&self.account, "account")?,
+            restart: opt_from_json::<RestartState>(self.restart.as_deref(), "restart")?.unwrap_or_default(),
         };
         row.check().map_err(|e| corrupt(format!("process row read back: {e}")))?;
         Ok(row)

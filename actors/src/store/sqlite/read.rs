@@ -5,7 +5,8 @@
 
 use super::codec::{
     self, GRANT_COLUMNS, HANDLE_COLUMNS, MEMORY_COLUMNS, MESSAGE_COLUMNS, OBJECT_META_COLUMNS,
-    PROCESS_COLUMNS, RawGrant, RawHandle, RawMemory, RawMessage, RawObjectMeta, RawProcess, StoredMemory,
+    PROCESS_COLUMNS, PROCESS_COLUMNS_V4, RawGrant, RawHandle, RawMemory, RawMessage, RawObjectMeta,
+    RawProcess, StoredMemory,
 };
 use super::schema::{self, LIVE_STATUS};
 use crate::kernel::capability::Grant;
@@ -46,6 +47,9 @@ pub(super) struct ReadPool {
     /// Set once the object memory tables have been seen. Only a read-only view of a file
     /// older than schema 3 lacks them; it is read as holding no object memory.
     has_object_memory: AtomicBool,
+    /// Set once the `processes.restart` column has been seen. Only a read-only view of a
+    /// file older than schema 5 lacks it; its rows read with the default restart state.
+    has_restart: AtomicBool,
 }
 
 impl ReadPool {
@@ -62,6 +66,7 @@ impl ReadPool {
             idle: Mutex::new(vec![first]),
             has_messages: AtomicBool::new(false),
             has_object_memory: AtomicBool::new(false),
+            has_restart: AtomicBool::new(false),
         }
     }
 
@@ -89,6 +94,18 @@ impl ReadPool {
         Ok(exists)
     }
 
+    /// The process columns this file has (see `has_restart`).
+    fn process_columns(&self, conn: &Connection) -> Result<&'static str, StoreError> {
+        if self.has_restart.load(Ordering::Acquire) {
+            return Ok(PROCESS_COLUMNS);
+        }
+        if schema::has_column(conn, "processes", "restart").map_err(read_error)? {
+            self.has_restart.store(true, Ordering::Release);
+            return Ok(PROCESS_COLUMNS);
+        }
+        Ok(PROCESS_COLUMNS_V4)
+    }
+
     /// Runs `f` on an idle connection, or a fresh one if none is idle.
     fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
         let pooled = self.idle.lock().pop();
@@ -113,8 +130,8 @@ impl ReadPool {
 
     /// One process row.
     pub(super) fn process(&self, pid: Pid) -> Result<Option<ProcessRow>, StoreError> {
-        let sql = format!("SELECT {PROCESS_COLUMNS} FROM processes WHERE pid = ?1");
         let raw = self.with(|conn| {
+            let sql = format!("SELECT {} FROM processes WHERE pid = ?1", self.process_columns(conn)?);
             conn.prepare_cached(&sql)
                 .and_then(|mut stmt| stmt.query_row([pid.to_string()], RawProcess::read).optional())
                 .map_err(read_error)
@@ -124,8 +141,8 @@ impl ReadPool {
 
     /// Process rows matching the query, in pid order.
     pub(super) fn processes(&self, query: ProcessQuery) -> Result<Vec<ProcessRow>, StoreError> {
-        let (sql, parent) = processes_sql(query);
         let raws = self.with(|conn| {
+            let (sql, parent) = processes_sql(query, self.process_columns(conn)?);
             let mut stmt = conn.prepare_cached(&sql).map_err(read_error)?;
             let rows = match &parent {
                 Some(parent) => stmt.query_map([parent], RawProcess::read),
@@ -138,9 +155,9 @@ impl ReadPool {
 
     /// SQLite's plan for a process query, one line per step (`EXPLAIN QUERY PLAN`).
     pub(super) fn processes_plan(&self, query: ProcessQuery) -> Result<Vec<String>, StoreError> {
-        let (sql, parent) = processes_sql(query);
-        let sql = format!("EXPLAIN QUERY PLAN {sql}");
         self.with(|conn| {
+            let (sql, parent) = processes_sql(query, self.process_columns(conn)?);
+            let sql = format!("EXPLAIN QUERY PLAN {sql}");
             let mut stmt = conn.prepare(&sql).map_err(read_error)?;
             let rows = match &parent {
                 Some(parent) => stmt.query_map([parent], plan_detail),
@@ -674,7 +691,7 @@ fn plan_detail(r: &rusqlite::Row<'_>) -> rusqlite::Result<String> {
 /// The SQL of a process query and its parent parameter, if any. Children of one parent are
 /// read through `processes_parent (parent, pid)`, or the partial index `processes_live_parent`
 /// when terminal rows are excluded, so such a query costs what it returns.
-fn processes_sql(query: ProcessQuery) -> (String, Option<String>) {
+fn processes_sql(query: ProcessQuery, columns: &str) -> (String, Option<String>) {
     let mut terms: Vec<&str> = Vec::new();
     let mut parent = None;
     if let Some(p) = query.parent {
@@ -686,7 +703,7 @@ fn processes_sql(query: ProcessQuery) -> (String, Option<String>) {
     if !query.include_terminal {
         terms.push(LIVE_STATUS);
     }
-    let mut sql = format!("SELECT {PROCESS_COLUMNS} FROM processes");
+    let mut sql = format!("SELECT {columns} FROM processes");
     if !terms.is_empty() {
         sql.push_str(" WHERE ");
         sql.push_str(&terms.join(" AND "));

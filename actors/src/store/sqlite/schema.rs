@@ -167,12 +167,18 @@ CREATE TABLE IF NOT EXISTS call_keys (
 );
 ";
 
+/// What schema version 5 adds: a process's restart state (policy and launch spec as a child,
+/// supervision and restart history as a parent), JSON, NULL for the default.
+const SCHEMA_V5: &str = "
+ALTER TABLE processes ADD COLUMN restart TEXT NULL;
+";
+
 /// The migration steps: `MIGRATIONS[i]` takes a file from version `i` to version `i + 1`
 /// (version 0 being an empty file). Sized by [`SCHEMA_VERSION`], so bumping the version
 /// without adding its step does not compile. Every step is DDL, plus the statements that carry
 /// rows from a table it replaces into their new home, and runs inside the open transaction
 /// together with the version bump.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
 
 /// The `WHERE` term that selects non-terminal rows. Queries must spell it exactly like the
 /// partial index `processes_live_parent` does, or the planner cannot use that index.
@@ -277,6 +283,15 @@ pub(super) fn has_table(conn: &Connection, name: &str) -> rusqlite::Result<bool>
     Ok(conn
         .prepare_cached("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?1")?
         .query_row([name], |r| r.get::<_, String>(0))
+        .optional()?
+        .is_some())
+}
+
+/// Whether `table` has `column` (a file older than the schema that added it lacks it).
+pub(super) fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT name FROM pragma_table_info(?1) WHERE name = ?2")?
+        .query_row([table, column], |r| r.get::<_, String>(0))
         .optional()?
         .is_some())
 }

@@ -117,20 +117,19 @@ impl Shared {
         receiver
     }
 
-    /// Counts one commit against an armed fault and plays it when it is due.
-    fn count_commit(&self) {
-        let due = match self.fault.lock().as_mut() {
+    /// Counts one commit against an armed fault; true when the fault is due (the caller
+    /// plays it once the commit is answered).
+    fn count_commit(&self) -> bool {
+        match self.fault.lock().as_mut() {
             Some(armed) if armed.after > 0 => {
                 armed.after -= 1;
                 armed.after == 0
             }
             _ => false,
-        };
-        if due {
-            self.play_fault();
         }
     }
 
+    /// Plays the armed fault.
     fn play_fault(&self) {
         let Some(mut armed) = self.fault.lock().take() else { return };
         match armed.fault {
@@ -287,11 +286,16 @@ impl Group {
         match run_group(conn, shared, &self.sets) {
             Ok(results) => {
                 shared.commits.fetch_add(1, Ordering::SeqCst);
+                // Counted before anyone hears of the commit, so a fault armed after a commit
+                // was acknowledged never counts that commit; played after the answers.
+                let due = shared.count_commit();
                 for (reply, result) in self.replies.into_iter().zip(results) {
                     // A dropped ticket means nobody waits; the commit stands.
                     let _ = reply.send(result);
                 }
-                shared.count_commit();
+                if due {
+                    shared.play_fault();
+                }
             }
             Err(e) => {
                 let cause = e.cause();

@@ -72,6 +72,8 @@ fn check_profile(
         compaction: compaction?,
         budget: budget?,
         guards: guards?,
+        restart: raw.restart.unwrap_or_default(),
+        supervision: raw.supervision,
     })
 }
 

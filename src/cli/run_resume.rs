@@ -1,0 +1,71 @@
+//! `agentvisor run --resume RIG_ID`: continues a rig whose run ended early, on the spec it was
+//! created from, with the live view and the summary of `run` (`RigRunner::resume` decides
+//! what each seat does). An unknown rig, or one with nothing left to continue, is refused
+//! from a read-only view before the directory is opened as owner, so the refusal changes
+//! nothing.
+
+use super::output::open_view;
+use super::run::{finish, live_view, load_spec, open};
+use agentvisor::agent::run::RootBudget;
+use agentvisor::rig::RigId;
+use agentvisor::rig::run::{ResumeError, has_work, nothing_to_resume};
+use agentvisor::rig::store::{SEAT_STORE_FILE, SeatStore, SqliteSeatStore};
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+pub(crate) async fn run(state: &Path, rig: &str, budget: RootBudget, json: bool) -> anyhow::Result<ExitCode> {
+    let asked = rig;
+    let refuse = |e: ResumeError| {
+        eprintln!("agentvisor: {e} ({})", e.code());
+        Ok(ExitCode::from(2))
+    };
+    let seats_file = state.join(SEAT_STORE_FILE);
+    if !seats_file.exists() {
+        return refuse(ResumeError::UnknownRig { rig: asked.to_string() });
+    }
+    let (record, seats) = {
+        let store = SqliteSeatStore::open(&seats_file)
+            .with_context(|| format!("failed to open the seat store in {}", state.display()))?;
+        let record = store.rigs()?.into_iter().find(|r| r.id.as_str() == asked);
+        let seats = match &record {
+            Some(record) => store.seats(&record.id)?,
+            None => Vec::new(),
+        };
+        (record, seats)
+    };
+    let Some(record) = record else {
+        return refuse(ResumeError::UnknownRig { rig: asked.to_string() });
+    };
+    let rig: RigId = record.id.clone();
+    if !has_work(&open_view(state)?.rt, &seats) {
+        return refuse(nothing_to_resume(&rig, &seats));
+    }
+    let spec_path = PathBuf::from(&record.spec_path);
+    let spec = match load_spec(&spec_path) {
+        Ok(spec) => spec,
+        Err(code) => {
+            eprintln!("agentvisor: rig {rig} was created from {}, which does not load", spec_path.display());
+            return Ok(code);
+        }
+    };
+    let base = spec_path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let opened = open(state, &spec, &base, None, budget).await?;
+    let view =
+        tokio::spawn(live_view(Arc::clone(&opened.rt), opened.runner.watch(), opened.telemetry.clone()));
+    let outcomes = match opened.runner.resume(&rig).await {
+        Ok(outcomes) => outcomes,
+        Err(e) => {
+            view.abort();
+            let super::run::Opened { runner, rt, control, .. } = opened;
+            drop(runner);
+            control.stop().await;
+            if let Ok(rt) = Arc::try_unwrap(rt) {
+                rt.shutdown().await?;
+            }
+            return refuse(e);
+        }
+    };
+    finish(opened, view, &rig, outcomes, json).await
+}
