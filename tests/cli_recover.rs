@@ -197,6 +197,50 @@ fn a_command_without_an_image_keeps_the_rows_and_recover_brings_them_back() {
         rows(&state).into_iter().find(|r| r["goal"].as_str().is_some_and(|g| g.contains("Write the report")));
     let lead = lead.expect("the lead's row");
     assert_eq!(lead["status"], "exited", "{lead}");
+    assert_agents_once(&state, "killed after 20 commits, then a demo, then recover", true);
+}
+
+/// The agent example's processes: the lead, its researcher and its fork, each once, and none
+/// left live; with `all_exited`, each exited.
+fn assert_agents_once(state: &Path, context: &str, all_exited: bool) {
+    let agents: Vec<_> = rows(state)
+        .into_iter()
+        .filter(|r| r["image"].as_str().is_some_and(|i| i.starts_with("agent")))
+        .collect();
+    assert_eq!(agents.len(), 3, "{context}: the lead, the researcher and the fork, once each: {agents:?}");
+    for row in &agents {
+        let status = row["status"].as_str().unwrap_or_default();
+        if all_exited {
+            assert_eq!(status, "exited", "{context}: {row}");
+        } else {
+            assert!(["exited", "failed", "killed"].contains(&status), "{context}: {row}");
+        }
+    }
+}
+
+#[test]
+fn an_agent_killed_at_several_commits_recovers_with_no_duplicate_child() {
+    let seed: u64 =
+        std::env::var("AGENTVISOR_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xa9e7_2026);
+    let points = kill_points(seed, 5, 40);
+    eprintln!("seed {seed:#x}: killing the agent after commits {points:?} (AGENTVISOR_TEST_SEED replays)");
+    let work = tempfile::tempdir().expect("tempdir");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let config = format!("{root}/examples/agents/swarm.yaml");
+    let scripts = format!("{root}/examples/agents/swarm-scripts.json");
+    let args = ["agent", config.as_str(), "lead", "Write the report", "--scripts", scripts.as_str()];
+    for (i, commits) in points.iter().enumerate() {
+        let state = work.path().join(format!("state-{i}"));
+        let context = format!("seed {seed:#x}, kill after {commits}");
+        // Nothing is launched twice, whatever the kill point. Whether every agent then exits
+        // depends on its scripted brain accepting the resumed conversation, which this does
+        // not test: an agent that fails ends failed, and its outcome says why.
+        if killed_after(&state, *commits, &args) == Killed::AtCommit {
+            let out = agentvisor(&state, &["recover", "--resume"]);
+            eprintln!("{context}: recover --resume {}: {}", out.status, text(&out.stderr));
+        }
+        assert_agents_once(&state, &context, false);
+    }
 }
 
 #[test]

@@ -34,10 +34,12 @@ impl Agent {
         declared: &mut Declarations,
         batch: &mut BatchRule,
         turn: u64,
+        index: usize,
     ) -> (String, Result<Value, ToolError>) {
         let before = if is_message_call(&call.name) { String::new() } else { self.show_interrupts().await };
+        let key = self.effect_key(turn, index, call);
         let outcome = match batch.admit(&call.name) {
-            Ok(()) => self.dispatch(call, declared, batch, turn).await,
+            Ok(()) => self.dispatch(call, declared, batch, turn, &key).await,
             Err(refusal) => Err(Dispatch::Refused(refusal)),
         };
         let answer = match outcome {
@@ -61,12 +63,28 @@ impl Agent {
         (format!("{before}{result}{after}"), answer)
     }
 
+    /// The idempotency key of the `index`-th call of `turn`: the same call (name and
+    /// arguments) at the same place of the same turn of this incarnation is the same effect,
+    /// whatever id the model gave it.
+    /// A turn run again after a crash (from the last checkpointed turn) that makes a launch or
+    /// a send it had already made gets the first one's answer, and no second child or message.
+    fn effect_key(&self, turn: u64, index: usize, call: &ToolCall) -> String {
+        let mut hasher = blake3::Hasher::new();
+        for part in [self.state.agent_id.as_str(), &turn.to_string(), &index.to_string(), &call.name] {
+            hasher.update(part.as_bytes());
+            hasher.update(&[0]);
+        }
+        hasher.update(call.arguments.to_string().as_bytes());
+        format!("agent-call:{}", &hasher.finalize().to_hex()[..32])
+    }
+
     async fn dispatch(
         &mut self,
         call: &ToolCall,
         declared: &mut Declarations,
         batch: &mut BatchRule,
         turn: u64,
+        key: &str,
     ) -> Result<Value, Dispatch> {
         let Some(tool) = Tool::parse(&call.name) else {
             return Err(ToolError::new(
@@ -87,7 +105,7 @@ impl Agent {
             .into());
         }
         match tool.parse_args(call.arguments.clone())? {
-            ParsedCall::Kernel(kernel) => self.kernel_call(*kernel, batch).await,
+            ParsedCall::Kernel(kernel) => self.kernel_call(*kernel, batch, key).await,
             ParsedCall::Module(module) => self.module_call(module).await,
             ParsedCall::Agent(AgentCall::Finish(args)) => {
                 declared.declare_ending(args.result)?;
@@ -109,24 +127,36 @@ impl Agent {
                 })?;
                 Ok(json!({"transition_state": args.state, "note": "takes effect when this turn ends"}))
             }
-            ParsedCall::Agent(AgentCall::Fork(args)) => self.fork_call(args, declared, turn).await,
-            ParsedCall::Agent(AgentCall::SpawnSubagent(args)) => self.spawn_subagent(args, turn).await,
+            ParsedCall::Agent(AgentCall::Fork(args)) => self.fork_call(args, declared, turn, key).await,
+            ParsedCall::Agent(AgentCall::SpawnSubagent(args)) => self.spawn_subagent(args, turn, key).await,
             ParsedCall::Agent(AgentCall::WaitForSubagents(args)) => {
                 self.wait_for_subagents(args, declared).await
             }
-            ParsedCall::Agent(AgentCall::SendMessage(args)) => self.send(args).await,
+            ParsedCall::Agent(AgentCall::SendMessage(args)) => self.send(args, key).await,
         }
     }
 
     /// A kernel tool of the process skill, made as this process. A launch runs the profile's
     /// child agent (or another roster id named as `image`), with the authority that agent
     /// needs; the batch rule observes the answer.
-    async fn kernel_call(&mut self, call: Call, batch: &mut BatchRule) -> Result<Value, Dispatch> {
+    /// A launch or send without its own key is made with the call's effect key.
+    async fn kernel_call(&mut self, call: Call, batch: &mut BatchRule, key: &str) -> Result<Value, Dispatch> {
+        let keyed = |launch: &mut LaunchRequest| {
+            launch.launch_key.get_or_insert_with(|| key.to_string());
+        };
         let call = match call {
-            Call::Spawn(launch) => Call::Spawn(self.child_launch(launch)?),
+            Call::Spawn(launch) => {
+                let mut launch = self.child_launch(launch)?;
+                keyed(&mut launch);
+                Call::Spawn(launch)
+            }
             Call::Fork(mut fork) => {
                 fork.launch = self.child_launch(fork.launch)?;
+                keyed(&mut fork.launch);
                 Call::Fork(fork)
+            }
+            Call::Send(request) => {
+                Call::SendKeyed { message_key: key.to_string(), request: Box::new(request) }
             }
             other => other,
         };
@@ -225,7 +255,12 @@ impl Agent {
         ))
     }
 
-    async fn spawn_subagent(&mut self, args: SpawnSubagentArgs, turn: u64) -> Result<Value, Dispatch> {
+    async fn spawn_subagent(
+        &mut self,
+        args: SpawnSubagentArgs,
+        turn: u64,
+        key: &str,
+    ) -> Result<Value, Dispatch> {
         self.check_roster(&args.agent)?;
         let launch = self.launch_below(args.agent.clone(), args.prompt);
         let (restart, supervision) = self.host.restart_of(&launch.agent);
@@ -234,6 +269,7 @@ impl Agent {
             inherit_capabilities: self.host.launch_capabilities(&launch.agent),
             restart,
             supervision,
+            launch_key: Some(key.to_string()),
             ..Default::default()
         };
         let launched = self.ctx.spawn_child(request).await?;
@@ -305,7 +341,7 @@ impl Agent {
         Ok(json!({"subagents": results}))
     }
 
-    async fn send(&mut self, args: SendMessageArgs) -> Result<Value, Dispatch> {
+    async fn send(&mut self, args: SendMessageArgs, key: &str) -> Result<Value, Dispatch> {
         let to: Pid = if args.to == "parent" {
             self.launch
                 .parent_pid
@@ -330,7 +366,7 @@ impl Agent {
             reply_to: None,
             kind,
         };
-        let sent = self.ctx.send_message(request).await?;
+        let sent = self.ctx.send_message_keyed(request, key).await?;
         self.emit(AgentEvent::MessageSent { to_pid: to.to_string(), text: args.text });
         Ok(json!({"message_id": sent.message_id.to_string(), "to": to.to_string()}))
     }

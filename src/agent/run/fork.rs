@@ -32,6 +32,7 @@ impl Agent {
         args: ForkSelfArgs,
         declared: &mut Declarations,
         turn: u64,
+        key: &str,
     ) -> Result<Value, Dispatch> {
         let scope = self.memory_scope();
         let linked =
@@ -47,6 +48,7 @@ impl Agent {
             launch: LaunchRequest {
                 goal: launch.to_goal(),
                 inherit_capabilities: self.host.launch_capabilities(&launch.agent),
+                launch_key: Some(key.to_string()),
                 ..Default::default()
             },
             mode,

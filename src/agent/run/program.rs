@@ -240,12 +240,12 @@ impl Agent {
         let mut batch = BatchRule::new();
         let mut malformed = false;
         let mut records = Vec::with_capacity(calls.len());
-        for call in &calls {
+        for (index, call) in calls.iter().enumerate() {
             let span = tracing::info_span!("tool_call", tool = %call.name, turn = turn_no);
             let (result, answer) = async {
                 Ok::<_, AgentError>(match self.screen_call(call, &offered, &mut malformed)? {
                     Some(refused) => (crate::tools::error_json(&refused).to_string(), Err(refused)),
-                    None => self.execute(call, &mut declared, &mut batch, turn_no).await,
+                    None => self.execute(call, &mut declared, &mut batch, turn_no, index).await,
                 })
             }
             .instrument(span)
