@@ -2,6 +2,8 @@
 //! restarts it up to its intensity and then fails; `agentvisor inspect` (text and `--json`)
 //! shows every restart on the supervisor and each incarnation's place on the child.
 
+mod cli_support;
+
 use agentvisor::actors::kernel::budget::Budget;
 use agentvisor::actors::kernel::capability::{CapabilityRequest, Rights};
 use agentvisor::actors::kernel::launch::LaunchRequest;
@@ -10,17 +12,8 @@ use agentvisor::actors::runtime::calls::{Call, CallOk};
 use agentvisor::actors::runtime::program::{Image, ProgramResult, program_fn};
 use agentvisor::actors::runtime::{RootSpec, Runtime, RuntimeOptions};
 use agentvisor::actors::{ImageId, Pid, Status};
+use cli_support::agentvisor;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn agentvisor(state: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentvisor"))
-        .arg("--state")
-        .arg(state)
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 fn cap(resource: &str, rights: Rights) -> CapabilityRequest {
     CapabilityRequest { resource: resource.into(), rights, constraints: Default::default(), delegable: true }

@@ -4,7 +4,7 @@
 
 use super::agent_cost::{agent_lines, agent_view};
 use super::memory::memory_lines;
-use super::output::{View, grants_json, mailbox_view, message_line, open_view, resolve_pid};
+use super::output::{MailboxView, View, grants_json, mailbox_view, message_line, open_view, resolve_pid};
 use super::restarts::{restart_lines, restart_view};
 use super::sources::image_needed;
 use agentvisor::actors::kernel::process::ProcessRow;
@@ -30,10 +30,10 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
     let Some(row) = rt.process(pid)? else {
         anyhow::bail!("unknown process {pid}");
     };
-    let view = inspect_json(state, &view_of, &row)?;
     let children =
         rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
     let mailbox = mailbox_view(rt, pid)?;
+    let view = inspect_view(state, &view_of, &row, &children, &mailbox)?;
     let agent = &view["agent"];
     let memory = rt.memory(pid);
     let restart = &view["restart"];
@@ -104,9 +104,25 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
 /// Everything `inspect --json` prints about `row` (the console serves the same).
 pub(crate) fn inspect_json(state: &Path, view_of: &View, row: &ProcessRow) -> anyhow::Result<Value> {
     let rt = &view_of.rt;
+    let children = rt.processes(ProcessQuery {
+        parent: Some(row.pid),
+        include_terminal: true,
+        ..ProcessQuery::default()
+    })?;
+    let mailbox = mailbox_view(rt, row.pid)?;
+    inspect_view(state, view_of, row, &children, &mailbox)
+}
+
+/// [`inspect_json`] from the children and mailbox already read.
+fn inspect_view(
+    state: &Path,
+    view_of: &View,
+    row: &ProcessRow,
+    children: &[ProcessRow],
+    mailbox: &MailboxView,
+) -> anyhow::Result<Value> {
+    let rt = &view_of.rt;
     let pid = row.pid;
-    let children =
-        rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
     let result = match row.result_oid {
         Some(oid) => match (rt.object(oid), rt.payload(oid)?) {
             (Some(meta), _) if meta.released => {
@@ -117,7 +133,6 @@ pub(crate) fn inspect_json(state: &Path, view_of: &View, row: &ProcessRow) -> an
         },
         None => Value::Null,
     };
-    let mailbox = mailbox_view(rt, pid)?;
     Ok(json!({
         "agent": agent_view(rt, pid)?,
         "process": view_of.row_json(row),

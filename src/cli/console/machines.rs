@@ -4,13 +4,33 @@
 //! processes), loaded again from their paths; a source that cannot be loaded is skipped and
 //! the page draws only the states the events name.
 
-use crate::cli::sources::{Source, Sources};
+use crate::cli::sources::{SOURCES_FILE, Source, Sources};
 use agentvisor::agent::config::{CheckedConfig, load_path};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
+/// The machines as last loaded, loaded again only when `images.json` changes.
+#[derive(Default)]
+pub(crate) struct MachineBook {
+    /// The record's bytes they were loaded from (`None` before the first load).
+    recorded: Option<Vec<u8>>,
+    machines: Value,
+}
+
+impl MachineBook {
+    /// The machines of `state`'s recorded configurations.
+    pub(crate) fn current(&mut self, state: &Path) -> &Value {
+        let bytes = std::fs::read(state.join(SOURCES_FILE)).unwrap_or_default();
+        if self.recorded.as_ref() != Some(&bytes) {
+            self.machines = machines_json(state);
+            self.recorded = Some(bytes);
+        }
+        &self.machines
+    }
+}
+
 /// Machines by id: `{entry, description, states: [{id, profile}], transitions: [[from, to]]}`.
-pub(crate) fn machines_json(state: &Path) -> Value {
+fn machines_json(state: &Path) -> Value {
     let mut machines = Map::new();
     let Ok(sources) = Sources::read(state) else { return Value::Object(machines) };
     for config in sources.distinct().iter().flat_map(configs_of) {

@@ -3,7 +3,6 @@
 //! machines; the rigs and their seats. Built from a read-only view, like `ps` and `inspect`.
 
 use super::history::Histories;
-use super::machines::machines_json;
 use crate::cli::agent_cost::agent_view;
 use crate::cli::output::{View, forest, mailbox_view, open_view, short_pid, wait_word};
 use agentvisor::actors::kernel::process::ProcessRow;
@@ -15,7 +14,7 @@ use std::path::Path;
 /// The snapshot as JSON (`GET /api/snapshot`, and each `snapshot` event of the stream).
 /// A directory that holds no store yet is `{"ready": false, …}`, not an error: the console
 /// may be started before the run it watches.
-pub(crate) fn snapshot(state: &Path, histories: &Histories) -> anyhow::Result<Value> {
+pub(crate) fn snapshot(state: &Path, histories: &Histories, machines: &Value) -> anyhow::Result<Value> {
     if !state.join(DB_FILE).exists() {
         return Ok(json!({
             "state": state.display().to_string(),
@@ -50,7 +49,7 @@ pub(crate) fn snapshot(state: &Path, histories: &Histories) -> anyhow::Result<Va
         "owner_alive": view.owner_alive,
         "epoch": view.epoch,
         "processes": processes,
-        "machines": machines_json(state),
+        "machines": machines,
         "rigs": rigs_json(state)?,
         "messages": messages,
     }))

@@ -5,6 +5,7 @@
 //! a burst (a commit touches the WAL several times) before it reads.
 
 use super::history::HistoryBook;
+use super::machines::MachineBook;
 use super::snapshot::snapshot;
 use agentvisor::actors::runtime::DB_FILE;
 use agentvisor::agent::telemetry::EVENTS_FILE;
@@ -74,7 +75,7 @@ pub(crate) async fn start(state: &Path) -> anyhow::Result<Frames> {
     let frames = Frames { snapshot: snapshot_rx, records: records.clone() };
     let mut refresher = Refresher {
         state: state.to_path_buf(),
-        book: Arc::new(Mutex::new(HistoryBook::new(state))),
+        book: Arc::new(Mutex::new((HistoryBook::new(state), MachineBook::default()))),
         watcher,
         watching_state: false,
         publish,
@@ -88,7 +89,8 @@ pub(crate) async fn start(state: &Path) -> anyhow::Result<Frames> {
 
 struct Refresher {
     state: PathBuf,
-    book: Arc<Mutex<HistoryBook>>,
+    /// The event file and the machines as read so far.
+    book: Arc<Mutex<(HistoryBook, MachineBook)>>,
     watcher: notify::RecommendedWatcher,
     watching_state: bool,
     publish: watch::Sender<Arc<String>>,
@@ -120,12 +122,13 @@ impl Refresher {
         let state = self.state.clone();
         let book = self.book.clone();
         let built = tokio::task::spawn_blocking(move || {
-            let mut book = book.lock();
+            let mut guard = book.lock();
+            let (book, machines) = &mut *guard;
             let records = book.update().unwrap_or_else(|e| {
                 tracing::warn!("console: failed to read the agent events: {e:#}");
                 Vec::new()
             });
-            let snapshot = snapshot(&state, book.histories()).unwrap_or_else(|e| {
+            let snapshot = snapshot(&state, book.histories(), machines.current(&state)).unwrap_or_else(|e| {
                 json!({ "ready": false, "state": state.display().to_string(), "error": format!("{e:#}") })
             });
             (records, snapshot)
