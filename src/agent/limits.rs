@@ -126,3 +126,31 @@ pub const REDACT_ENTRIES_MAX: usize = 256;
 /// Shortest literal `telemetry.redact` accepts, in characters. A one- or two-character
 /// "secret" would blank out ordinary words in every event; a real secret is longer.
 pub const REDACT_LITERAL_CHARS_MIN: usize = 4;
+
+/// The longest text in a profile's `cli` table (program, model, one tool name or argument):
+/// far above any real value, small enough that a configuration cannot hide a payload in one
+/// command-line argument.
+pub const CLI_TEXT_BYTES_MAX: usize = 4096;
+
+/// The most tools an `allowed_tools` or `disallowed_tools` list names.
+pub const CLI_TOOLS_MAX: usize = 256;
+
+/// The most `extra_args` entries.
+pub const CLI_ARGS_MAX: usize = 256;
+
+/// The most variables a `cli.env` table sets.
+pub const CLI_ENV_MAX: usize = 256;
+
+/// The largest `cli.max_turns`: a bound on agentic turns well beyond any session's.
+pub const CLI_MAX_TURNS_MAX: u64 = 100_000;
+
+/// The largest `cli.timeout_ms`: one week.
+pub const CLI_TIMEOUT_MS_MAX: u64 = 7 * 24 * 3600 * 1000;
+
+/// The most bytes of an external session's standard error kept for its outcome: the end of a
+/// failure report, bounded so a runaway tool cannot fill the state.
+pub const EXTERNAL_STDERR_BYTES_MAX: usize = 16 * 1024;
+
+/// The longest line an external session may write on standard output. Stream events are
+/// one JSON object per line; a longer line is refused as malformed rather than buffered.
+pub const EXTERNAL_LINE_BYTES_MAX: usize = 8 * 1024 * 1024;

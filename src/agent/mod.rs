@@ -29,6 +29,7 @@
 pub mod brain;
 pub mod compaction;
 pub mod config;
+pub mod external;
 pub mod limits;
 pub mod modules;
 pub mod money;

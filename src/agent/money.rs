@@ -34,6 +34,23 @@ pub fn parse_usd_micros(text: &str) -> Result<u64, MoneyError> {
     whole.checked_mul(MICROS_PER_USD).and_then(|w| w.checked_add(micros)).ok_or_else(|| bad("too large"))
 }
 
+/// Reads a cost a runtime reported (Claude Code's `total_cost_usd`, as its JSON number's
+/// decimal text) into micro-dollars, rounded UP to the next micro-dollar past six decimal
+/// places, as [`token_cost_micros`] rounds: a bill never rounds in the payer's favour.
+pub fn reported_usd_micros(text: &str) -> Result<u64, MoneyError> {
+    let text = text.trim();
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let (kept, rest) = fraction.split_at(fraction.len().min(6));
+    if !rest.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(MoneyError(format!(
+            "{text:?} is not an amount of dollars: only digits and one decimal point"
+        )));
+    }
+    let micros = parse_usd_micros(&format!("{whole}.{kept}"))?;
+    let round_up = u64::from(rest.bytes().any(|b| b != b'0'));
+    micros.checked_add(round_up).ok_or_else(|| MoneyError(format!("{text:?} is too large")))
+}
+
 /// Micro-dollars as a dollar string with six decimals trimmed to at least two: `500000` →
 /// `"0.50"`, `1` → `"0.000001"`.
 pub fn format_usd_micros(micros: u64) -> String {

@@ -9,6 +9,7 @@
 use super::agent_cost::{agent_lines, agent_view};
 use super::sources::{Source, Sources, file_hash};
 use agentvisor::actors::Outcome;
+use agentvisor::actors::runtime::RuntimeOptions;
 use agentvisor::agent::brain::Script;
 use agentvisor::agent::config::AgentBudget;
 use agentvisor::agent::config::load_path;
@@ -127,14 +128,18 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
     let host = AgentHost::new(config, brains, Arc::new(chunks), telemetry.clone());
     host.set_root_budget(root_budget);
     let spec = host.root_spec(&args.agent, &args.prompt)?;
-    let image = host.image();
+    host.set_mcp_link(mcp_link(state)?);
+    let images = host.images();
     let source = Source::AgentConfig {
         config: absolute(&args.config),
         config_blake3: file_hash(&args.config)?,
         scripts: args.scripts.as_deref().map(absolute),
     };
-    Sources::record(state, &[image.id.to_string()], &source)?;
-    let rt = super::owner::open(state, lock, builtin_images().image(image)).await?;
+    let ids: Vec<String> = images.iter().map(|i| i.id.to_string()).collect();
+    Sources::record(state, &ids, &source)?;
+    let rt =
+        super::owner::open(state, lock, images.into_iter().fold(builtin_images(), RuntimeOptions::image))
+            .await?;
     host.attach_store(rt.store());
     let rt = Arc::new(rt);
     let control = ControlServer::start(Arc::clone(&rt))?;
@@ -183,6 +188,13 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
 
 /// `path` made absolute (against the current directory), so a record of it is found from
 /// anywhere.
+/// Where external sessions of agents in `state` get their MCP server: this program's
+/// `mcp --state <state> --as <pid>`.
+pub(crate) fn mcp_link(state: &Path) -> anyhow::Result<agentvisor::agent::external::McpLink> {
+    let program = std::env::current_exe().context("cannot find the agentvisor program's own path")?;
+    Ok(agentvisor::agent::external::McpLink { program, state_dir: absolute(state) })
+}
+
 pub(crate) fn absolute(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| std::env::current_dir().unwrap_or_default().join(path))
 }

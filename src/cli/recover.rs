@@ -16,6 +16,7 @@ use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::kernel::status::SignalKind;
 use agentvisor::actors::kernel::status::{PauseReason, WaitState};
 use agentvisor::actors::runtime::Runtime;
+use agentvisor::actors::runtime::RuntimeOptions;
 use agentvisor::actors::runtime::telemetry::KernelEvent;
 use agentvisor::actors::store::{ProcessQuery, StoreError};
 use agentvisor::actors::{Pid, Status};
@@ -187,7 +188,8 @@ pub(crate) async fn open_recovered(state: &Path, hold: bool) -> anyhow::Result<(
                     (Ok(loaded), Ok(scripts)) => match config_brains(&loaded, scripts) {
                         Ok(brains) => {
                             let host = AgentHost::new(loaded, brains, chunks.clone(), telemetry.clone());
-                            options = options.image(host.image());
+                            host.set_mcp_link(super::agent::mcp_link(state)?);
+                            options = host.images().into_iter().fold(options, RuntimeOptions::image);
                             hosts.push(host);
                         }
                         Err(e) => {

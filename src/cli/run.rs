@@ -89,7 +89,8 @@ pub(crate) async fn open(
     }
     let options = hosts.register(builtin_images());
     if let Some(spec_path) = spec_path {
-        let images: Vec<String> = hosts.all().map(|h| h.image().id.to_string()).collect();
+        let images: Vec<String> =
+            hosts.all().flat_map(|h| h.images()).map(|image| image.id.to_string()).collect();
         let source = Source::RigSpec { spec: absolute(spec_path), spec_blake3: file_hash(spec_path)? };
         Sources::record(state, &images, &source)?;
     }

@@ -67,9 +67,9 @@ impl AgentRig {
         Ok(AgentRig { host, driver, chunks, pending: HashMap::new() })
     }
 
-    /// The agent image, to register in a runtime's options.
-    pub(super) fn image(&self) -> Image {
-        self.host.image()
+    /// The agent images, to register in a runtime's options.
+    pub(super) fn images(&self) -> Vec<Image> {
+        self.host.images()
     }
 
     /// Drops every unanswered ask (before a shutdown: the processes ask again after a reopen).

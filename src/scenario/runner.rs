@@ -130,7 +130,9 @@ pub(super) async fn open_runtime(
         options.images.register(image);
     }
     if let Some(rig) = agents {
-        options.images.register(rig.image());
+        for image in rig.images() {
+            options.images.register(image);
+        }
     }
     let rt = match dir {
         None => Runtime::in_memory(options)

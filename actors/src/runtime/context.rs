@@ -53,6 +53,11 @@ impl ProcessContext {
         &self.start.goal
     }
 
+    /// Its working directory.
+    pub fn cwd(&self) -> &str {
+        &self.start.cwd
+    }
+
     /// Why this execution started.
     pub fn start_kind(&self) -> &StartKind {
         &self.start.kind

@@ -76,6 +76,8 @@ pub enum StartKind {
 pub struct ProgramStart {
     /// The process's goal.
     pub goal: String,
+    /// The process's working directory (absolute, as the kernel resolved it).
+    pub cwd: String,
     /// Fresh or restarted.
     pub kind: StartKind,
     /// The last checkpoint the program stored, if any.
@@ -129,6 +131,9 @@ pub struct Image {
     /// Capabilities its program needs. These declare needs and grant nothing: delegate them
     /// explicitly at launch.
     pub required_capabilities: Vec<String>,
+    /// Set for an image whose program cannot be paused safely (it drives a foreign program
+    /// the kernel cannot hold still): a `pause` signal is refused with this reason.
+    pub pause_refusal: Option<String>,
 }
 
 impl Image {
@@ -143,7 +148,15 @@ impl Image {
             tools: Default::default(),
             skills: Vec::new(),
             required_capabilities: Vec::new(),
+            pause_refusal: None,
         }
+    }
+
+    /// Declares that its processes cannot be paused: a `pause` signal is refused
+    /// (`pause_unsupported`) with `reason`.
+    pub fn refuses_pause(mut self, reason: impl Into<String>) -> Image {
+        self.pause_refusal = Some(reason.into());
+        self
     }
 
     /// Declares a needed capability (grants nothing).

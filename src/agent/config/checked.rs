@@ -3,6 +3,7 @@
 use super::brain_ref::BrainSpec;
 use super::budget::AgentBudget;
 use super::capability::Capability;
+use super::external::ExternalProfile;
 use super::ids::{BrainId, MachineId, ProfileId, Target};
 use super::machine::{Machine, State};
 use super::profile::{CompactionStrategy, Profile};
@@ -23,6 +24,7 @@ use std::collections::BTreeMap;
 pub struct CheckedConfig {
     brains: BTreeMap<BrainId, BrainSpec>,
     profiles: BTreeMap<ProfileId, Profile>,
+    externals: BTreeMap<ProfileId, ExternalProfile>,
     machines: BTreeMap<MachineId, Machine>,
     default_budget: AgentBudget,
     telemetry: TelemetrySettings,
@@ -32,6 +34,7 @@ impl CheckedConfig {
     pub(super) fn new(
         brains: Vec<BrainSpec>,
         profiles: Vec<Profile>,
+        externals: Vec<ExternalProfile>,
         machines: Vec<Machine>,
         default_budget: AgentBudget,
         telemetry: TelemetrySettings,
@@ -41,6 +44,7 @@ impl CheckedConfig {
             telemetry,
             brains: brains.into_iter().map(|b| (b.id().clone(), b)).collect(),
             profiles: profiles.into_iter().map(|p| (p.id().clone(), p)).collect(),
+            externals: externals.into_iter().map(|p| (p.id().clone(), p)).collect(),
             machines: machines.into_iter().map(|m| (m.id().clone(), m)).collect(),
         }
     }
@@ -76,6 +80,16 @@ impl CheckedConfig {
         self.profiles.get(id)
     }
 
+    /// The external (Claude Code, Codex) profiles, by id.
+    pub fn externals(&self) -> impl Iterator<Item = &ExternalProfile> {
+        self.externals.values()
+    }
+
+    /// The external profile with this id.
+    pub fn external(&self, id: &str) -> Option<&ExternalProfile> {
+        self.externals.get(id)
+    }
+
     /// The machines, by id.
     pub fn machines(&self) -> impl Iterator<Item = &Machine> {
         self.machines.values()
@@ -86,17 +100,20 @@ impl CheckedConfig {
         self.machines.get(id)
     }
 
-    /// What an id names: a profile, a machine, or nothing.
+    /// What an id names: a profile (native or external), a machine, or nothing.
     pub fn target(&self, id: &str) -> Option<Target> {
         if let Some(profile) = self.profiles.get(id) {
+            Some(Target::Profile(profile.id().clone()))
+        } else if let Some(profile) = self.externals.get(id) {
             Some(Target::Profile(profile.id().clone()))
         } else {
             self.machines.get(id).map(|m| Target::Machine(m.id().clone()))
         }
     }
 
-    /// The profile a target runs first: the profile itself, or a machine's entry state's
-    /// profile (against which an exec into the machine computes its transfer).
+    /// The native profile a target runs first: the profile itself, or a machine's entry
+    /// state's profile (against which an exec into the machine computes its transfer). `None`
+    /// for an external profile.
     pub fn first_profile(&self, target: &Target) -> Option<&Profile> {
         match target {
             Target::Profile(id) => self.profile(id.as_str()),
@@ -126,6 +143,17 @@ impl CheckedConfig {
         for (id, profile) in &self.profiles {
             if let Some(v) = self.profile_violation(id, profile) {
                 return Some(v);
+            }
+        }
+        for (id, external) in &self.externals {
+            if external.id() != id || self.profiles.contains_key(id.as_str()) {
+                return Some(format!("external profile {id} is filed under another id or twice"));
+            }
+            if external.roster().iter().any(|t| self.target(t.as_str()).as_ref() != Some(t)) {
+                return Some(format!("external profile {id} has a roster entry that resolves to nothing"));
+            }
+            if self.states_running(id.as_str()).next().is_some() {
+                return Some(format!("external profile {id} runs as a machine state"));
             }
         }
         for (id, machine) in &self.machines {

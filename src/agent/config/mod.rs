@@ -36,6 +36,7 @@ mod capability;
 mod check;
 mod checked;
 mod error;
+mod external;
 mod ids;
 mod machine;
 mod parse;
@@ -50,6 +51,10 @@ pub use capability::{Capability, CapabilitySet, ChildProcesses, Memories, Memory
 pub use check::check;
 pub use checked::CheckedConfig;
 pub use error::{ConfigFormat, LoadError, ParseError};
+pub use external::{
+    CLAUDE_PERMISSION_MODES, CODEX_APPROVAL_POLICIES, CODEX_SANDBOXES, CliSettings, EnvValue,
+    ExternalProfile, ExternalRuntime, MissingEnv, ProfileRuntime,
+};
 pub use ids::{BrainId, IdError, MachineId, ProfileId, StateId, Target};
 pub use machine::{Machine, State};
 pub use parse::{AgentConfig, load_path, load_toml, load_yaml, parse_toml, parse_yaml};
@@ -65,6 +70,7 @@ pub mod raw {
     pub use super::capability::{
         RawCapabilities, RawEntry, RawMemories, RawProgramLibrary, RawSwitch, Switchable,
     };
+    pub use super::external::{RawCli, RawEnvValue};
     pub use super::machine::{RawMachine, RawState, RawTransition};
     pub use super::profile::{RawCompaction, RawProfile};
     pub use super::telemetry::RawTelemetry;

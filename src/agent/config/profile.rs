@@ -16,6 +16,12 @@ pub struct RawProfile {
     pub id: Option<String>,
     /// One or two sentences on what the profile is for, shown to agents whose roster names it.
     pub description: Option<String>,
+    /// What its agents run: `native` (default), `claude-code` or `codex`. An external
+    /// profile has no brain, window, prompt, compaction or guards; its `cli` table says how
+    /// the session starts.
+    pub runtime: Option<super::external::ProfileRuntime>,
+    /// External profiles only: how the command-line session is started.
+    pub cli: Option<super::external::RawCli>,
     /// The id of the brain (model) that produces its turns (required).
     pub brain: Option<String>,
     /// The window limit, in tokens: compaction keeps the conversation under it (required).

@@ -65,6 +65,8 @@ problem_codes! {
     DuplicateRosterId = "duplicate_roster_id",
     /// A roster names a machine-state profile directly, outside its machine.
     RosterNamesStateProfile = "roster_names_state_profile",
+    /// A machine runs an external (Claude Code or Codex) profile as a state.
+    ExternalInMachine = "external_in_machine",
     /// A non-empty roster on a profile with neither `subagents` nor `exec`.
     RosterUnused = "roster_unused",
     /// `history: false`.

@@ -192,6 +192,7 @@ impl Agent {
             }
         };
         launch.goal = self.launch_below(agent.clone(), std::mem::take(&mut launch.goal)).to_goal();
+        launch.image = Some(self.host.image_for(&agent));
         for needed in self.host.launch_capabilities(&agent) {
             if !launch.inherit_capabilities.iter().any(|c| c.resource == needed.resource) {
                 launch.inherit_capabilities.push(needed);
@@ -266,6 +267,7 @@ impl Agent {
         let (restart, supervision) = self.host.restart_of(&launch.agent);
         let request = LaunchRequest {
             goal: launch.to_goal(),
+            image: Some(self.host.image_for(&launch.agent)),
             inherit_capabilities: self.host.launch_capabilities(&launch.agent),
             restart,
             supervision,

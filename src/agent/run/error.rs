@@ -93,6 +93,13 @@ pub enum AgentError {
         /// Times in a row.
         times: u32,
     },
+    /// An external (Claude Code, Codex) session failed: it could not start, reported an
+    /// error, exited non-zero, or timed out. The message keeps the end of its standard error.
+    #[error("{message}")]
+    External {
+        /// What happened.
+        message: String,
+    },
     /// The model kept going past the turn bound.
     #[error("the agent took {turns} turns without ending; the bound is {max}")]
     TooManyTurns {

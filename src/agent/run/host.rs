@@ -11,7 +11,7 @@ use crate::actors::runtime::RootSpec;
 use crate::actors::runtime::program::Image;
 use crate::actors::store::Store;
 use crate::agent::brain::{Brain, Message, Script};
-use crate::agent::config::{AgentBudget, Capability, CheckedConfig};
+use crate::agent::config::{AgentBudget, Capability, CheckedConfig, ExternalRuntime};
 use crate::agent::telemetry::Telemetry;
 use crate::agent::window::{ChunkStore, Window};
 use crate::tools::ToolName;
@@ -70,6 +70,8 @@ pub struct AgentHost {
     pub(crate) root_budget: parking_lot::Mutex<RootBudget>,
     /// The image id its agents run on.
     image_id: ImageId,
+    /// Where external sessions get their MCP server, once the runtime has a state directory.
+    mcp_link: std::sync::OnceLock<crate::agent::external::McpLink>,
     /// The runtime's store, once attached: where a seat started from a prior conversation
     /// source reads that source's last checkpoint.
     store: std::sync::OnceLock<Arc<dyn Store>>,
@@ -121,6 +123,7 @@ impl AgentHost {
             handoffs: DashMap::new(),
             root_budget: parking_lot::Mutex::new(RootBudget::default()),
             store: std::sync::OnceLock::new(),
+            mcp_link: std::sync::OnceLock::new(),
             image_id,
         })
     }
@@ -170,11 +173,91 @@ impl AgentHost {
         &self.telemetry
     }
 
-    /// The agent image, to register in the runtime's options.
-    pub fn image(self: &Arc<Self>) -> Image {
-        let host = Arc::clone(self);
-        Image::new(self.image_id.as_str(), move |start| Box::new(AgentProgram::new(Arc::clone(&host), start)))
-            .offers(super::tools::all_tool_names())
+    /// The agent images, to register in the runtime's options: the native agents' image and
+    /// one per external runtime (`<image>:claude-code`, `<image>:codex`), which refuse
+    /// `pause`. All are registered whatever the configuration holds, so that a state
+    /// directory with external processes reopens under any command.
+    pub fn images(self: &Arc<Self>) -> Vec<Image> {
+        let image = |id: &str| {
+            let host = Arc::clone(self);
+            Image::new(id, move |start| Box::new(AgentProgram::new(Arc::clone(&host), start)))
+                .offers(super::tools::all_tool_names())
+        };
+        let mut images = vec![image(self.image_id.as_str())];
+        for runtime in [ExternalRuntime::ClaudeCode, ExternalRuntime::Codex] {
+            images.push(image(self.external_image(runtime).as_str()).refuses_pause(format!(
+                "it runs a {} session, a foreign program agentvisor cannot hold still between two \
+                 of its steps; cancel or terminate it instead (a crash leaves it paused, and a \
+                 resume continues its own session)",
+                runtime.product()
+            )));
+        }
+        images
+    }
+
+    /// The image an external runtime's agents run on.
+    pub fn external_image(&self, runtime: ExternalRuntime) -> ImageId {
+        ImageId(format!("{}:{}", self.image_id.as_str(), runtime.as_str()))
+    }
+
+    /// The image a process launched as `agent` runs on: an external profile's runtime image,
+    /// else the native agent image.
+    pub fn image_for(&self, agent: &str) -> ImageId {
+        match self.config.external(agent) {
+            Some(profile) => self.external_image(profile.runtime()),
+            None => self.image_id.clone(),
+        }
+    }
+
+    /// A root's working directory: for an external agent, the directory the launching command
+    /// runs in (its session works there); `/` for a native agent, which touches no files.
+    fn root_cwd(&self, agent: &str) -> String {
+        let here = std::env::current_dir().ok().filter(|_| self.config.external(agent).is_some());
+        here.map_or_else(|| "/".to_string(), |dir| dir.display().to_string())
+    }
+
+    /// Gives external sessions their MCP server: `<program> mcp --state <dir> --as <pid>`.
+    /// The first link set stays. Without one, sessions run without agentvisor's tools.
+    pub fn set_mcp_link(&self, link: crate::agent::external::McpLink) {
+        let _ = self.mcp_link.set(link);
+    }
+
+    /// The MCP link, if one was set.
+    pub fn mcp_link(&self) -> Option<crate::agent::external::McpLink> {
+        self.mcp_link.get().cloned()
+    }
+
+    /// What an external session of `profile`, running as `pid`, is told about its tools: who
+    /// it is, and how to start the agents on its roster with `spawn_child_process`.
+    pub fn external_note(&self, profile: &crate::agent::config::ExternalProfile, pid: Pid) -> String {
+        let mut note = format!(
+            "You run as agentvisor process {pid}. The MCP server `{}` gives you its process tools: \
+             spawn_child_process, wait_child_process, list_child_processes, signal_child_process, \
+             send_process_message, read_process_messages, receive_process_messages and \
+             merge_child_memory act on your children and your mailbox; your budget covers them.",
+            crate::agent::external::MCP_SERVER_NAME
+        );
+        if !profile.roster().is_empty() {
+            note.push_str(
+                " To start an agent, call spawn_child_process with the image named below and the goal \
+                 a JSON object {\"agent\": \"<id>\", \"prompt\": \"<its task>\"}; wait_child_process \
+                 returns its result. The agents you may start:",
+            );
+            for target in profile.roster() {
+                let id = target.as_str();
+                note.push_str(&format!(" `{id}` (image `{}`)", self.image_for(id).as_str()));
+                if let Some(description) = self
+                    .config
+                    .profile(id)
+                    .and_then(|p| p.description())
+                    .or_else(|| self.config.external(id).and_then(|p| p.description()))
+                {
+                    note.push_str(&format!(": {description}"));
+                }
+                note.push(';');
+            }
+        }
+        note
     }
 
     /// A root launch of `agent` (a profile or machine id) with `prompt`. Refused before any
@@ -279,8 +362,8 @@ impl AgentHost {
         }
         Ok(RootSpec {
             goal,
-            image: self.image_id.clone(),
-            cwd: "/".to_string(),
+            image: self.image_for(agent),
+            cwd: self.root_cwd(agent),
             capabilities: self.launch_capabilities(agent),
             budget: self.root_limits(agent).kernel,
             clearance: None,
@@ -299,7 +382,8 @@ fn secrets_of(config: &CheckedConfig) -> Vec<String> {
         .redact_env()
         .iter()
         .map(String::as_str)
-        .chain(config.brains().filter_map(|b| b.api_key_env()));
+        .chain(config.brains().filter_map(|b| b.api_key_env()))
+        .chain(config.externals().flat_map(|p| p.cli().secret_sources()));
     let values = variables.filter_map(|name| std::env::var(name).ok()).filter(|value| !value.is_empty());
     settings.redact().iter().cloned().chain(values).collect()
 }
@@ -330,6 +414,7 @@ impl AgentHost {
             .config
             .target(agent)
             .and_then(|t| self.config.first_profile(&t).map(|p| *p.budget()))
+            .or_else(|| self.config.external(agent).map(|p| *p.budget()))
             .unwrap_or(AgentBudget::NONE);
         let chosen = root.limits.or(&profile);
         if root.unlimited { chosen } else { chosen.or(self.config.default_budget()) }
@@ -342,6 +427,9 @@ impl AgentHost {
         agent: &str,
     ) -> (crate::actors::kernel::restart::RestartPolicy, Option<crate::actors::kernel::restart::Supervision>)
     {
+        if let Some(external) = self.config.external(agent) {
+            return (external.restart(), external.supervision());
+        }
         let profile = match self.config.machine(agent) {
             Some(machine) => self.config.profile(machine.entry().profile().as_str()),
             None => self.config.profile(agent),
@@ -376,6 +464,13 @@ fn may_launch(config: &CheckedConfig, start: &str) -> bool {
         }
         if let Some(machine) = config.machine(&id) {
             pending.extend(machine.states().iter().map(|s| s.profile().as_str().to_string()));
+            continue;
+        }
+        if let Some(external) = config.external(&id) {
+            let caps = external.capabilities();
+            if caps.contains(Capability::Subagents) || caps.contains(Capability::ChildProcesses) {
+                return true;
+            }
             continue;
         }
         let Some(profile) = config.profile(&id) else { continue };

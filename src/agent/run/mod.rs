@@ -45,7 +45,15 @@ pub use launch::{AgentLaunch, ForkOrigin};
 pub use memories::MEMORIES_CHANNEL;
 pub use program::AgentProgram;
 pub use prompt::render as render_system_prompt;
+pub(crate) use start::new_agent_id;
 pub use start::{FORK_CHANNEL, RELEASE_CHANNEL};
+
+/// Waits for a held launch's release.
+pub(crate) async fn start_receive_release(
+    ctx: &crate::actors::runtime::ProcessContext,
+) -> Result<(), AgentError> {
+    start::receive_on(ctx, RELEASE_CHANNEL).await.map(|_| ())
+}
 pub use state::{
     AGENT_CHECKPOINT_VERSION, AgentState, ForkStart, IncarnationCost, MachineAt, MemoryLink, Subagent,
     add_usage,

@@ -69,6 +69,13 @@ impl Program for AgentProgram {
         );
         Box::pin(
             async move {
+                let launch = AgentLaunch::from_goal(ctx.goal())?;
+                if let Some(profile) = self.host.config.external(&launch.agent).cloned() {
+                    let span = tracing::Span::current();
+                    span.record("profile", launch.agent.as_str());
+                    crate::agent::external::run_session(self.host, ctx, launch, profile).await?;
+                    return Ok(());
+                }
                 let agent = Agent::start(self.host, ctx).await?;
                 let span = tracing::Span::current();
                 span.record("agent_id", agent.state.agent_id.as_str());

@@ -207,7 +207,7 @@ pub(crate) fn resolve_target(host: &AgentHost, id: &str) -> Result<(String, Opti
 
 /// Blocks until a message on `channel` arrives (or has arrived: an acknowledged one counts,
 /// since a receive that completed while no execution was live acknowledged it).
-async fn receive_on(ctx: &ProcessContext, channel: &str) -> Result<MailMessage, AgentError> {
+pub(crate) async fn receive_on(ctx: &ProcessContext, channel: &str) -> Result<MailMessage, AgentError> {
     let query = MailboxQuery {
         filter: MessageFilter { channel: Some(channel.to_string()), ..Default::default() },
         include_acked: true,

@@ -81,7 +81,7 @@ impl RigHosts {
 
     /// `options` with every host's image registered.
     pub fn register(&self, options: RuntimeOptions) -> RuntimeOptions {
-        self.hosts.values().fold(options, |options, host| options.image(host.image()))
+        self.hosts.values().flat_map(|host| host.images()).fold(options, RuntimeOptions::image)
     }
 }
 

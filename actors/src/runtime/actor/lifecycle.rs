@@ -245,7 +245,8 @@ impl ProcessActor {
                 None
             }
         };
-        let start = ProgramStart { goal: state.row.goal.clone(), kind, checkpoint };
+        let start =
+            ProgramStart { goal: state.row.goal.clone(), cwd: state.row.cwd.clone(), kind, checkpoint };
         let Some(image) = self.shared.images.get(&state.row.image) else {
             return self.pause_for_image(state).await;
         };

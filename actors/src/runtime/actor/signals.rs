@@ -45,6 +45,16 @@ impl ProcessActor {
                 }
             }
             SignalKind::Pause => {
+                let refusal = self.shared.images.get(&state.row.image).and_then(|i| i.pause_refusal.clone());
+                if let Some(reason) = refusal {
+                    if let Some(reply) = reply {
+                        let _ = reply.send(Err(ToolError::new(
+                            "pause_unsupported",
+                            format!("{} cannot be paused: {reason}", state.pid()),
+                        )));
+                    }
+                    return;
+                }
                 let result = self
                     .transition(state, Event::Pause(PauseReason::Signal { sender, reason }), Vec::new())
                     .await

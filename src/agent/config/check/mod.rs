@@ -10,6 +10,7 @@ mod brain_settings;
 mod brains;
 mod budget;
 mod capabilities;
+mod external;
 mod ids;
 mod machines;
 mod profiles;
@@ -29,7 +30,7 @@ pub fn check(raw: &AgentConfig) -> Result<CheckedConfig, LaunchReport> {
     section_sizes(raw, &mut problems);
     let index = Index::build(raw, &mut problems);
     let brains = brains::check_brains(&raw.brains, &index, &mut problems);
-    let profiles = profiles::check_profiles(&raw.profiles, &index, &mut problems);
+    let (profiles, externals) = profiles::check_profiles(&raw.profiles, &index, &mut problems);
     let machines = machines::check_machines(&raw.machines, &index, &mut problems);
     let default_budget = match &raw.default_budget {
         None => Some(crate::agent::limits::DEFAULT_ROOT_BUDGET),
@@ -41,7 +42,7 @@ pub fn check(raw: &AgentConfig) -> Result<CheckedConfig, LaunchReport> {
     }
     let default_budget = default_budget.expect("a budget without problems was checked");
     let telemetry = telemetry.expect("a telemetry section without problems was checked");
-    let config = CheckedConfig::new(brains, profiles, machines, default_budget, telemetry);
+    let config = CheckedConfig::new(brains, profiles, externals, machines, default_budget, telemetry);
     debug_assert_eq!(config.invariant_violation(), None, "the launch check let a broken config through");
     Ok(config)
 }

@@ -3,6 +3,7 @@
 //! them).
 
 use super::super::capability::Capability;
+use super::super::external::ExternalProfile;
 use super::super::ids::{BrainId, MachineId, ProfileId, Target};
 use super::super::profile::{
     Compaction, CompactionKind, CompactionStrategy, Profile, RawCompaction, RawProfile,
@@ -19,18 +20,42 @@ use crate::agent::limits::{
 use std::collections::BTreeSet;
 use std::num::NonZeroU32;
 
-pub(super) fn check_profiles(raw: &[RawProfile], index: &Index<'_>, problems: &mut Problems) -> Vec<Profile> {
-    let mut out = Vec::new();
+/// The `profiles` section: the native profiles and the external ones.
+pub(super) fn check_profiles(
+    raw: &[RawProfile],
+    index: &Index<'_>,
+    problems: &mut Problems,
+) -> (Vec<Profile>, Vec<ExternalProfile>) {
+    let mut native = Vec::new();
+    let mut external = Vec::new();
     for (profile, entry) in raw.iter().zip(&index.profiles) {
         let before = problems.count();
-        let checked = check_profile(profile, entry.id.as_deref(), &entry.path, index, problems);
-        if problems.count() == before
-            && let Some(checked) = checked
-        {
-            out.push(checked);
+        let (id, path) = (entry.id.as_deref(), entry.path.as_str());
+        match profile.runtime.unwrap_or_default().external() {
+            Some(runtime) => {
+                let checked = super::external::check_external(profile, runtime, id, path, index, problems);
+                if problems.count() == before {
+                    external.extend(checked);
+                }
+            }
+            None => {
+                if profile.cli.is_some() {
+                    problems.push(
+                        format!("{path}.cli"),
+                        ProblemCode::FieldNotForKind,
+                        None,
+                        "`cli` belongs to external profiles; set `runtime: claude-code` or `runtime: codex`, \
+                         or remove it",
+                    );
+                }
+                let checked = check_profile(profile, id, path, index, problems);
+                if problems.count() == before {
+                    native.extend(checked);
+                }
+            }
         }
     }
-    out
+    (native, external)
 }
 
 fn check_profile(
@@ -160,7 +185,12 @@ fn system_prompt(value: Option<&str>, path: &str, problems: &mut Problems) -> Op
     }
 }
 
-fn roster(ids: &[String], path: &str, index: &Index<'_>, problems: &mut Problems) -> Option<Vec<Target>> {
+pub(super) fn roster(
+    ids: &[String],
+    path: &str,
+    index: &Index<'_>,
+    problems: &mut Problems,
+) -> Option<Vec<Target>> {
     let before = problems.count();
     problems.over_limit(&format!("{path}.roster"), None, ids.len(), ROSTER_MAX, "ids");
     let mut seen = BTreeSet::new();

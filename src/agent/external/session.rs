@@ -1,0 +1,334 @@
+//! The kernel program of an external agent process: one Claude Code or Codex session.
+//!
+//! 1. The session record (`agent.session`: runtime, session id, agent id) is written durably
+//!    before the command starts: for Claude Code with the id chosen here (`--session-id`), for
+//!    Codex as soon as `thread.started` names its thread. A restarted execution that finds a
+//!    record with an id continues that session (`--resume <id>`, `codex exec resume <id>`),
+//!    never a fresh one and never another process's.
+//! 2. Usage is charged to the kernel budget as each message reports it; a refused charge
+//!    (budget exhausted) ends the execution, and dropping the session kills its process group.
+//! 3. Each turn becomes a `turn_completed` event; the cost object and identity are kept as a
+//!    native agent keeps them, so `inspect` and subtree costs read external agents alike.
+//! 4. The session's final result is the process result; a reported error or a non-zero exit
+//!    fails the process with the end of the runtime's standard error in the outcome.
+
+use super::child::{ChildError, SessionChild};
+use super::command::{SessionSpec, Start, session_command};
+use super::stream::{Decoder, SessionEnd, StreamEvent};
+use crate::actors::runtime::ProcessContext;
+use crate::agent::brain::{Message, Usage};
+use crate::agent::config::{ExternalProfile, ExternalRuntime};
+use crate::agent::run::persist::{self, COST_OBJECT, IDENTITY_OBJECT};
+use crate::agent::run::{AgentError, AgentHost, AgentLaunch, IncarnationCost};
+use crate::agent::telemetry::{AgentEvent, SpawnVia};
+use crate::tools::ToolName;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The session record's object name.
+pub const SESSION_OBJECT: &str = "agent.session";
+
+/// What `agent.session` holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// The runtime.
+    pub runtime: ExternalRuntime,
+    /// The runtime's id for the session, once known.
+    pub session_id: Option<String>,
+    /// The incarnation's agent id.
+    pub agent_id: String,
+}
+
+/// Everything the program keeps while the session runs.
+struct Session {
+    host: Arc<AgentHost>,
+    ctx: ProcessContext,
+    launch: AgentLaunch,
+    record: SessionRecord,
+    cost: IncarnationCost,
+    turns: u64,
+}
+
+/// Runs the external session `profile` for the process `ctx`.
+pub(crate) async fn run_session(
+    host: Arc<AgentHost>,
+    ctx: ProcessContext,
+    launch: AgentLaunch,
+    profile: ExternalProfile,
+) -> Result<(), AgentError> {
+    let saved: Option<SessionRecord> = match persist::get(&ctx, SESSION_OBJECT).await? {
+        Some((_, value)) => Some(persist::from_payload("session record", value)?),
+        None => None,
+    };
+    if saved.is_none() && launch.held {
+        crate::agent::run::start_receive_release(&ctx).await?;
+    }
+    let runtime = profile.runtime();
+    let record = saved.clone().unwrap_or_else(|| SessionRecord {
+        runtime,
+        session_id: (runtime == ExternalRuntime::ClaudeCode).then(|| uuid::Uuid::new_v4().to_string()),
+        agent_id: crate::agent::run::new_agent_id(),
+    });
+    let cost = match persist::get(&ctx, COST_OBJECT).await? {
+        Some((_, value)) => {
+            value["incarnations"].get(0).cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_else(
+                || IncarnationCost {
+                    agent_id: record.agent_id.clone(),
+                    profile: launch.agent.clone(),
+                    ..Default::default()
+                },
+            )
+        }
+        None => IncarnationCost {
+            agent_id: record.agent_id.clone(),
+            profile: launch.agent.clone(),
+            ..Default::default()
+        },
+    };
+    let turns = cost.turns;
+    let mut session = Session { host, ctx, launch, record, cost, turns };
+    let start = match (&saved, &session.record.session_id) {
+        (Some(_), Some(id)) => Start::Resume { session_id: id.clone() },
+        _ => Start::Fresh { session_id: session.record.session_id.clone() },
+    };
+    // Durable before the session starts: a crash after this line continues this session.
+    session.save_record().await?;
+    if saved.is_none() {
+        session.save_identity().await?;
+        session.save_cost().await?;
+        let via = if session.launch.parent_agent_id.is_some() { SpawnVia::Spawn } else { SpawnVia::Root };
+        session.emit(AgentEvent::AgentSpawned {
+            profile: session.launch.agent.clone(),
+            parent_agent_id: session.launch.parent_agent_id.clone(),
+            via,
+            depth: session.launch.depth,
+            machine: None,
+            state: None,
+            inherited_messages: 0,
+            opening: vec![Message::user(session.launch.prompt.clone())],
+        });
+    }
+    let outcome = session.drive(&profile, &start).await;
+    session.end(outcome).await
+}
+
+impl Session {
+    fn emit(&self, event: AgentEvent) {
+        self.host.telemetry.emit(&self.ctx.pid().to_string(), &self.record.agent_id, event);
+    }
+
+    async fn save_record(&self) -> Result<(), AgentError> {
+        persist::put(&self.ctx, SESSION_OBJECT, persist::to_payload(&self.record)?).await.map(|_| ())
+    }
+
+    async fn save_identity(&self) -> Result<(), AgentError> {
+        let identity = json!({
+            "agent_id": self.record.agent_id,
+            "parent_agent_id": self.launch.parent_agent_id,
+            "profile": self.launch.agent,
+            "machine": Value::Null,
+            "depth": self.launch.depth,
+            "runtime": self.record.runtime,
+            "session_id": self.record.session_id,
+        });
+        persist::put(&self.ctx, IDENTITY_OBJECT, identity).await.map(|_| ())
+    }
+
+    fn cost_record(&self) -> Value {
+        let by_profile = json!({ self.cost.profile.clone(): self.cost.usage });
+        json!({
+            "incarnations": [self.cost],
+            "by_profile": by_profile,
+            "subtree_by_profile": by_profile,
+            "collected": [],
+        })
+    }
+
+    async fn save_cost(&self) -> Result<(), AgentError> {
+        persist::put(&self.ctx, COST_OBJECT, self.cost_record()).await.map(|_| ())
+    }
+
+    /// Charges `usage` to the kernel budget and to the incarnation.
+    async fn charge(&mut self, usage: &Usage) -> Result<(), AgentError> {
+        self.cost.usage = self.cost.usage.plus(usage);
+        let kernel = crate::actors::kernel::budget::Usage {
+            tokens: usage.total_tokens(),
+            cost_micros: usage.cost_micros.unwrap_or(0),
+            ..Default::default()
+        };
+        self.ctx.charge(kernel).await.map_err(AgentError::kernel("charge"))
+    }
+
+    /// Runs the command to its end: the session's end as reported, or why there is none.
+    async fn drive(&mut self, profile: &ExternalProfile, start: &Start) -> Result<SessionEnd, AgentError> {
+        let link = self.host.mcp_link();
+        let note = link.as_ref().map(|_| self.host.external_note(profile, self.ctx.pid()));
+        let spec = SessionSpec {
+            settings: profile.cli(),
+            start,
+            pid: self.ctx.pid(),
+            mcp: link.as_ref(),
+            note: note.as_deref(),
+            prompt: &self.launch.prompt,
+            cwd: std::path::PathBuf::from(self.ctx.cwd()),
+        };
+        let command = session_command(&spec).map_err(|e| external(e.to_string()))?;
+        let mut child = SessionChild::spawn(&command).map_err(|e| external(e.to_string()))?;
+        let timeout = profile.cli().timeout();
+        let run = self.read(&mut child, profile.runtime());
+        let end = match timeout {
+            Some(limit) => match tokio::time::timeout(limit, run).await {
+                Ok(end) => end,
+                Err(_) => {
+                    let stderr = child.kill_and_collect().await;
+                    return Err(external(format!(
+                        "the {} session did not finish within {} ms and was killed{}",
+                        profile.runtime().product(),
+                        limit.as_millis(),
+                        stderr_tail(&stderr)
+                    )));
+                }
+            },
+            None => run.await,
+        };
+        let end = match end {
+            Ok(end) => end,
+            Err(e) => {
+                child.kill_group();
+                return Err(e);
+            }
+        };
+        let (code, stderr) = child.finish().await.map_err(|e| external(e.to_string()))?;
+        let product = profile.runtime().product();
+        match end {
+            Some(end) if end.error.is_none() && code == 0 => Ok(end),
+            Some(SessionEnd { error: Some(error), .. }) => Err(external(format!(
+                "the {product} session reported an error: {error}{}",
+                stderr_tail(&stderr)
+            ))),
+            _ if code != 0 => Err(external(format!(
+                "`{}` exited with status {code}{}",
+                command.program,
+                stderr_tail(&stderr)
+            ))),
+            _ => Err(external(format!(
+                "the {product} session's output ended without a result{}",
+                stderr_tail(&stderr)
+            ))),
+        }
+    }
+
+    /// Reads the stream until it reports its end or its output ends.
+    async fn read(
+        &mut self,
+        child: &mut SessionChild,
+        runtime: ExternalRuntime,
+    ) -> Result<Option<SessionEnd>, AgentError> {
+        let mut decoder = Decoder::new(runtime);
+        loop {
+            let line = child.next_line().await.map_err(|e| match e {
+                ChildError::Io { source, program } => {
+                    external(format!("reading `{program}`'s output failed: {source}"))
+                }
+                e => external(e.to_string()),
+            })?;
+            let (events, last) = match line {
+                Some(line) => (decoder.line(&line).map_err(external)?, false),
+                None => (decoder.finish_without_end(), true),
+            };
+            for event in events {
+                if let Some(end) = self.apply(event).await? {
+                    return Ok(Some(end));
+                }
+            }
+            if last {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Acts on one event; `Some` at the session's end.
+    async fn apply(&mut self, event: StreamEvent) -> Result<Option<SessionEnd>, AgentError> {
+        match event {
+            StreamEvent::Session(id) => {
+                if self.record.session_id.as_deref() != Some(id.as_str()) {
+                    self.record.session_id = Some(id);
+                    self.save_record().await?;
+                    self.save_identity().await?;
+                }
+            }
+            StreamEvent::Usage(usage) => self.charge(&usage).await?,
+            StreamEvent::Turn { text, calls, usage } => {
+                self.turns += 1;
+                self.cost.turns = self.turns;
+                self.emit(AgentEvent::TurnCompleted {
+                    turn: self.turns,
+                    usage,
+                    text,
+                    tool_calls: calls.iter().map(|c| c.tool.clone()).collect(),
+                    calls,
+                    compacted: false,
+                });
+                self.save_cost().await?;
+            }
+            StreamEvent::End(end) => {
+                if let Some(total) = end.cost_micros {
+                    let charged = self.cost.usage.cost_micros.unwrap_or(0);
+                    let rest =
+                        Usage { cost_micros: Some(total.saturating_sub(charged)), ..Default::default() };
+                    self.charge(&rest).await?;
+                    self.cost.usage.cost_micros = Some(total.max(charged));
+                }
+                return Ok(Some(end));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Records how the session ended and ends the process with it.
+    async fn end(mut self, outcome: Result<SessionEnd, AgentError>) -> Result<(), AgentError> {
+        self.cost.turns = self.turns;
+        let usage = self.cost.usage.clone();
+        match outcome {
+            Ok(end) => {
+                let result = end.result.map(Value::String);
+                self.emit(AgentEvent::AgentFinished {
+                    outcome: "exited".into(),
+                    result: result.clone(),
+                    usage,
+                });
+                self.save_cost().await?;
+                let payload = json!({
+                    "result": result,
+                    "agent_id": self.record.agent_id,
+                    "profile": self.launch.agent,
+                    "runtime": self.record.runtime,
+                    "session_id": self.record.session_id,
+                    "cost": self.cost_record(),
+                });
+                self.ctx.exit(Some(payload)).await.map_err(AgentError::kernel(ToolName::Exit.as_str()))?;
+                Ok(())
+            }
+            Err(e) => {
+                let budget =
+                    matches!(&e, AgentError::Kernel { error, .. } if error.code == "budget_exhausted");
+                if !budget {
+                    self.emit(AgentEvent::AgentFinished { outcome: "failed".into(), result: None, usage });
+                    let _ = self.save_cost().await;
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+fn external(message: impl Into<String>) -> AgentError {
+    AgentError::External { message: message.into() }
+}
+
+/// `; its standard error ends: …`, or nothing for an empty one.
+fn stderr_tail(stderr: &str) -> String {
+    let text = stderr.trim();
+    if text.is_empty() { String::new() } else { format!("; its standard error ends: {text}") }
+}
