@@ -146,6 +146,13 @@ use Capability as C;
 use ProblemCode as P;
 
 const REFUSALS: &[Refusal] = &[
+    // External profiles.
+    refusal(
+        "profiles:\n  - {id: a, runtime: claude-code}\nmachines:\n  - {id: m, entry: s, states: [{id: s, profile: a}]}\n",
+        "profiles.a",
+        P::ExternalInMachine,
+        None,
+    ),
     // The process skill.
     refusal(
         "profiles:\n  - {id: a, brain: b, window_tokens: 10, capabilities: {child_processes: {child_agent: nobody}}}\n",

@@ -186,8 +186,6 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
     Ok(if row.status == agentvisor::actors::Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// `path` made absolute (against the current directory), so a record of it is found from
-/// anywhere.
 /// Where external sessions of agents in `state` get their MCP server: this program's
 /// `mcp --state <state> --as <pid>`.
 pub(crate) fn mcp_link(state: &Path) -> anyhow::Result<agentvisor::agent::external::McpLink> {
@@ -195,6 +193,8 @@ pub(crate) fn mcp_link(state: &Path) -> anyhow::Result<agentvisor::agent::extern
     Ok(agentvisor::agent::external::McpLink { program, state_dir: absolute(state) })
 }
 
+/// `path` made absolute (against the current directory), so a record of it is found from
+/// anywhere.
 pub(crate) fn absolute(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| std::env::current_dir().unwrap_or_default().join(path))
 }

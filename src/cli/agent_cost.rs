@@ -23,7 +23,9 @@ fn subtree(rt: &Runtime, pid: Pid) -> anyhow::Result<BTreeMap<String, Usage>> {
     let mut total: BTreeMap<String, Usage> = BTreeMap::new();
     let mut pending = vec![pid];
     while let Some(next) = pending.pop() {
-        let cost = agent_object(rt, next, COST_OBJECT).unwrap_or(Value::Null);
+        // An ended child's memory may be gone; its result reports the same cost record.
+        let cost =
+            agent_object(rt, next, COST_OBJECT).or_else(|| ended_cost(rt, next)).unwrap_or(Value::Null);
         let own: BTreeMap<String, Usage> =
             serde_json::from_value(cost["subtree_by_profile"].clone()).unwrap_or_default();
         for (profile, usage) in own {
@@ -36,6 +38,12 @@ fn subtree(rt: &Runtime, pid: Pid) -> anyhow::Result<BTreeMap<String, Usage>> {
         pending.extend(children.filter(|c| !collected.contains(&c.to_string())));
     }
     Ok(total)
+}
+
+/// The cost record an ended agent's result carries (`cost` of its exit payload), if any.
+fn ended_cost(rt: &Runtime, pid: Pid) -> Option<Value> {
+    let oid = rt.process(pid).ok().flatten()?.result_oid?;
+    rt.payload(oid).ok().flatten()?.get("cost").cloned()
 }
 
 /// The agent view of `pid`, or `None` if it is not an agent process.

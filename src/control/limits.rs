@@ -21,3 +21,9 @@ pub const CONNECTIONS_MAX: usize = 256;
 /// socket to appear: an owner binds it right after opening the store, so a gap means the
 /// owner is still recovering (bounded by the store's size) or does not listen at all.
 pub const SOCKET_APPEAR_MS: u64 = 10_000;
+
+/// How long a stopping owner lets the requests in flight finish before it closes their
+/// connections. An answer already decided (a `cancel` whose commit also ended the tree the
+/// owner was hosting) is written within it; a request that would block longer (a blocking
+/// wait) is cut at it, so a command never hangs in its exit.
+pub const STOP_GRACE_MS: u64 = 2_000;

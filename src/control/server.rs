@@ -9,7 +9,7 @@
 //! connection the same way.
 
 use super::host::{self, ProgressSink};
-use super::limits::{CONNECTIONS_MAX, LINE_BYTES_MAX};
+use super::limits::{CONNECTIONS_MAX, LINE_BYTES_MAX, STOP_GRACE_MS};
 use super::lines::{LineError, read_line, write_json};
 use super::protocol::{HostError, Line, Request};
 use super::{ControlError, effective_uid, socket_path};
@@ -24,12 +24,14 @@ use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 use tokio::task::{JoinHandle, JoinSet};
+use tokio_util::sync::CancellationToken;
 
 /// A listening control socket. Dropping it (or [`Self::stop`]) stops serving, ends every
 /// connection and removes the socket file.
 pub struct ControlServer {
     path: PathBuf,
     task: Option<JoinHandle<()>>,
+    stopping: CancellationToken,
 }
 
 impl ControlServer {
@@ -50,8 +52,9 @@ impl ControlServer {
         }
         let listener = UnixListener::bind(&path).map_err(bind_err)?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(bind_err)?;
-        let task = tokio::spawn(accept_loop(listener, rt, effective_uid()));
-        Ok(ControlServer { path, task: Some(task) })
+        let stopping = CancellationToken::new();
+        let task = tokio::spawn(accept_loop(listener, rt, effective_uid(), stopping.clone()));
+        Ok(ControlServer { path, task: Some(task), stopping })
     }
 
     /// The socket's path.
@@ -60,10 +63,11 @@ impl ControlServer {
     }
 
     /// Stops serving and waits until every connection task has let go of the runtime (so
-    /// the caller can take the runtime back and shut it down).
+    /// the caller can take the runtime back and shut it down). Idle connections close at
+    /// once; a request in flight gets up to [`STOP_GRACE_MS`] to write its answer.
     pub async fn stop(mut self) {
+        self.stopping.cancel();
         if let Some(task) = self.task.take() {
-            task.abort();
             let _ = task.await;
         }
         let _ = std::fs::remove_file(&self.path);
@@ -79,18 +83,24 @@ impl Drop for ControlServer {
     }
 }
 
-async fn accept_loop(listener: UnixListener, rt: Arc<Runtime>, me: u32) {
-    // Dropping the set (when this task is aborted) aborts every connection task.
+async fn accept_loop(listener: UnixListener, rt: Arc<Runtime>, me: u32, stopping: CancellationToken) {
+    // Dropping the set (when this task ends or is aborted) aborts every connection task.
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
+            () = stopping.cancelled() => {
+                drop(listener);
+                let drain = async { while connections.join_next().await.is_some() {} };
+                let _ = tokio::time::timeout(std::time::Duration::from_millis(STOP_GRACE_MS), drain).await;
+                return;
+            }
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     while connections.try_join_next().is_some() {}
                     if let Some(refusal) = refusal(&stream, me, connections.len()) {
                         connections.spawn(refuse(stream, refusal));
                     } else {
-                        connections.spawn(serve(stream, rt.clone()));
+                        connections.spawn(serve(stream, rt.clone(), stopping.clone()));
                     }
                 }
                 Err(e) => {
@@ -134,11 +144,16 @@ async fn refuse(stream: UnixStream, error: HostError) {
     let _ = write_json(&mut write, &Line::Error(error)).await;
 }
 
-async fn serve(stream: UnixStream, rt: Arc<Runtime>) {
+async fn serve(stream: UnixStream, rt: Arc<Runtime>, stopping: CancellationToken) {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     loop {
-        let bytes = match read_line(&mut reader, LINE_BYTES_MAX).await {
+        // Idle between requests: a stopping owner closes the connection here.
+        let next = tokio::select! {
+            () = stopping.cancelled() => return,
+            next = read_line(&mut reader, LINE_BYTES_MAX) => next,
+        };
+        let bytes = match next {
             Ok(Some(bytes)) => bytes,
             Ok(None) | Err(LineError::Io(_)) => return,
             Err(LineError::TooLong { max }) => {

@@ -39,6 +39,8 @@ problem_codes! {
     NoProfiles = "no_profiles",
     /// A brain field that its kind does not use.
     FieldNotForKind = "field_not_for_kind",
+    /// A machine runs an external (Claude Code or Codex) profile as a state.
+    ExternalInMachine = "external_in_machine",
     /// An `openai` brain's `base_url` is not `http://` or `https://`.
     InvalidBaseUrl = "invalid_base_url",
     /// An `api_key_env` that is not an environment variable name (a key pasted in, say).
@@ -65,8 +67,6 @@ problem_codes! {
     DuplicateRosterId = "duplicate_roster_id",
     /// A roster names a machine-state profile directly, outside its machine.
     RosterNamesStateProfile = "roster_names_state_profile",
-    /// A machine runs an external (Claude Code or Codex) profile as a state.
-    ExternalInMachine = "external_in_machine",
     /// A non-empty roster on a profile with neither `subagents` nor `exec`.
     RosterUnused = "roster_unused",
     /// `history: false`.

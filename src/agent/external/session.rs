@@ -19,11 +19,12 @@ use crate::actors::runtime::ProcessContext;
 use crate::agent::brain::{Message, Usage};
 use crate::agent::config::{ExternalProfile, ExternalRuntime};
 use crate::agent::run::persist::{self, COST_OBJECT, IDENTITY_OBJECT};
-use crate::agent::run::{AgentError, AgentHost, AgentLaunch, IncarnationCost};
+use crate::agent::run::{AgentError, AgentHost, AgentLaunch, IncarnationCost, add_usage};
 use crate::agent::telemetry::{AgentEvent, SpawnVia};
 use crate::tools::ToolName;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The session record's object name.
@@ -48,6 +49,20 @@ struct Session {
     record: SessionRecord,
     cost: IncarnationCost,
     turns: u64,
+    /// Usage not yet charged to the kernel: the process was not running when it arrived (its
+    /// session was inside a blocking call it made through MCP, a wait or a receive).
+    deferred: Usage,
+    /// The cost object has changes not yet written, for the same reason.
+    cost_dirty: bool,
+    /// The subtree cost of the children collected at the end, by profile.
+    collected: BTreeMap<String, Usage>,
+    /// Their pids.
+    collected_pids: Vec<String>,
+}
+
+/// Whether a refusal says only that the process is inside a blocking call right now.
+fn not_running(e: &AgentError) -> bool {
+    matches!(e, AgentError::Kernel { error, .. } if error.code == "not_running")
 }
 
 /// Runs the external session `profile` for the process `ctx`.
@@ -87,7 +102,18 @@ pub(crate) async fn run_session(
         },
     };
     let turns = cost.turns;
-    let mut session = Session { host, ctx, launch, record, cost, turns };
+    let mut session = Session {
+        host,
+        ctx,
+        launch,
+        record,
+        cost,
+        turns,
+        deferred: Usage::default(),
+        cost_dirty: false,
+        collected: BTreeMap::new(),
+        collected_pids: Vec::new(),
+    };
     let start = match (&saved, &session.record.session_id) {
         (Some(_), Some(id)) => Start::Resume { session_id: id.clone() },
         _ => Start::Fresh { session_id: session.record.session_id.clone() },
@@ -137,27 +163,87 @@ impl Session {
 
     fn cost_record(&self) -> Value {
         let by_profile = json!({ self.cost.profile.clone(): self.cost.usage });
+        let mut subtree = self.collected.clone();
+        let own = subtree.entry(self.cost.profile.clone()).or_default();
+        *own = add_usage(own, &self.cost.usage);
         json!({
             "incarnations": [self.cost],
             "by_profile": by_profile,
-            "subtree_by_profile": by_profile,
-            "collected": [],
+            "subtree_by_profile": subtree,
+            "collected": self.collected_pids,
         })
     }
 
-    async fn save_cost(&self) -> Result<(), AgentError> {
-        persist::put(&self.ctx, COST_OBJECT, self.cost_record()).await.map(|_| ())
+    /// Collects the children that ended, as a native agent collects its subagents: each
+    /// one's result, read through the handle a wait grants, adds its subtree's cost to this
+    /// agent's record before this process ends and the unmerged children's memory with it.
+    /// A child still running is left to the kernel, which ends it with this process.
+    async fn collect_children(&mut self) -> Result<(), AgentError> {
+        let children =
+            self.ctx.list_children(true).await.map_err(AgentError::kernel(ToolName::List.as_str()))?;
+        for child in children.children.into_iter().filter(|c| c.status.is_terminal()) {
+            let waited = self.ctx.wait_child(child.pid, false).await;
+            let Ok(waited) = waited else { continue };
+            let payload = match (waited.result_oid, waited.result_handle) {
+                (Some(oid), true) => self.ctx.read_object(oid).await.ok().and_then(|v| v.payload),
+                _ => None,
+            };
+            let subtree: BTreeMap<String, Usage> = payload
+                .as_ref()
+                .and_then(|p| p.get("cost"))
+                .and_then(|c| c.get("subtree_by_profile"))
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+                .unwrap_or_default();
+            for (profile, usage) in subtree {
+                let entry = self.collected.entry(profile).or_default();
+                *entry = add_usage(entry, &usage);
+            }
+            self.collected_pids.push(child.pid.to_string());
+        }
+        Ok(())
     }
 
-    /// Charges `usage` to the kernel budget and to the incarnation.
+    async fn save_cost(&mut self) -> Result<(), AgentError> {
+        self.cost_dirty = true;
+        persist::put(&self.ctx, COST_OBJECT, self.cost_record()).await?;
+        self.cost_dirty = false;
+        Ok(())
+    }
+
+    /// Charges `usage` to the incarnation and to the kernel budget. While the session is
+    /// inside a blocking call it made through MCP the process is not running and the kernel
+    /// takes no charge: the usage waits for the next event (or the end) and is charged then.
     async fn charge(&mut self, usage: &Usage) -> Result<(), AgentError> {
         self.cost.usage = self.cost.usage.plus(usage);
-        let kernel = crate::actors::kernel::budget::Usage {
-            tokens: usage.total_tokens(),
-            cost_micros: usage.cost_micros.unwrap_or(0),
-            ..Default::default()
-        };
-        self.ctx.charge(kernel).await.map_err(AgentError::kernel("charge"))
+        self.deferred = self.deferred.plus(usage);
+        self.flush(false).await
+    }
+
+    /// Charges what was deferred and writes a cost object left unwritten. With `must`, a
+    /// process that is still not running is an error; without, it waits for a later call.
+    async fn flush(&mut self, must: bool) -> Result<(), AgentError> {
+        let pending = std::mem::take(&mut self.deferred);
+        if pending != Usage::default() {
+            let kernel = crate::actors::kernel::budget::Usage {
+                tokens: pending.total_tokens(),
+                cost_micros: pending.cost_micros.unwrap_or(0),
+                ..Default::default()
+            };
+            match self.ctx.charge(kernel).await.map_err(AgentError::kernel("charge")) {
+                Err(e) if !must && not_running(&e) => {
+                    self.deferred = pending;
+                    return Ok(());
+                }
+                other => other?,
+            }
+        }
+        if self.cost_dirty {
+            match self.save_cost().await {
+                Err(e) if !must && not_running(&e) => return Ok(()),
+                other => other?,
+            }
+        }
+        Ok(())
     }
 
     /// Runs the command to its end: the session's end as reported, or why there is none.
@@ -250,6 +336,7 @@ impl Session {
 
     /// Acts on one event; `Some` at the session's end.
     async fn apply(&mut self, event: StreamEvent) -> Result<Option<SessionEnd>, AgentError> {
+        self.flush(false).await?;
         match event {
             StreamEvent::Session(id) => {
                 if self.record.session_id.as_deref() != Some(id.as_str()) {
@@ -270,7 +357,8 @@ impl Session {
                     calls,
                     compacted: false,
                 });
-                self.save_cost().await?;
+                self.cost_dirty = true;
+                self.flush(false).await?;
             }
             StreamEvent::End(end) => {
                 if let Some(total) = end.cost_micros {
@@ -289,9 +377,11 @@ impl Session {
     /// Records how the session ended and ends the process with it.
     async fn end(mut self, outcome: Result<SessionEnd, AgentError>) -> Result<(), AgentError> {
         self.cost.turns = self.turns;
-        let usage = self.cost.usage.clone();
+        let usage = self.cost.usage;
         match outcome {
             Ok(end) => {
+                self.flush(true).await?;
+                self.collect_children().await?;
                 let result = end.result.map(Value::String);
                 self.emit(AgentEvent::AgentFinished {
                     outcome: "exited".into(),

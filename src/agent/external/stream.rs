@@ -260,7 +260,7 @@ impl Decoder {
             Some("turn.completed") => {
                 let usage = codex_usage(&event["usage"]);
                 self.pending.open = true;
-                self.pending.usage = usage.clone();
+                self.pending.usage = usage;
                 if usage != Usage::default() {
                     out.push(StreamEvent::Usage(usage));
                 }

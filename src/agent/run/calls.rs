@@ -113,6 +113,18 @@ impl Agent {
             }
             ParsedCall::Agent(AgentCall::Exec(args)) => {
                 self.check_roster(&args.agent)?;
+                if let Some(external) = self.host.config.external(&args.agent) {
+                    return Err(ToolError::new(
+                        "exec_external",
+                        format!(
+                            "{} runs a {} session, which cannot take over this conversation; start it \
+                             with spawn_subagent instead",
+                            quote(&args.agent),
+                            external.runtime().product()
+                        ),
+                    )
+                    .into());
+                }
                 declared.declare_succession(Succession::Exec {
                     target: args.agent.clone(),
                     prompt: args.prompt,

@@ -178,14 +178,27 @@ impl AgentHost {
     /// `pause`. All are registered whatever the configuration holds, so that a state
     /// directory with external processes reopens under any command.
     pub fn images(self: &Arc<Self>) -> Vec<Image> {
-        let image = |id: &str| {
-            let host = Arc::clone(self);
-            Image::new(id, move |start| Box::new(AgentProgram::new(Arc::clone(&host), start)))
-                .offers(super::tools::all_tool_names())
-        };
-        let mut images = vec![image(self.image_id.as_str())];
+        let mut images = vec![self.image()];
+        images.extend(self.external_images());
+        images
+    }
+
+    /// The native agents' image alone (a runtime that runs no external agent).
+    pub fn image(self: &Arc<Self>) -> Image {
+        self.agent_image(self.image_id.as_str())
+    }
+
+    fn agent_image(self: &Arc<Self>, id: &str) -> Image {
+        let host = Arc::clone(self);
+        Image::new(id, move |start| Box::new(AgentProgram::new(Arc::clone(&host), start)))
+            .offers(super::tools::all_tool_names())
+    }
+
+    /// The images of the external runtimes, which refuse `pause`.
+    fn external_images(self: &Arc<Self>) -> Vec<Image> {
+        let mut images = Vec::new();
         for runtime in [ExternalRuntime::ClaudeCode, ExternalRuntime::Codex] {
-            images.push(image(self.external_image(runtime).as_str()).refuses_pause(format!(
+            images.push(self.agent_image(self.external_image(runtime).as_str()).refuses_pause(format!(
                 "it runs a {} session, a foreign program agentvisor cannot hold still between two \
                  of its steps; cancel or terminate it instead (a crash leaves it paused, and a \
                  resume continues its own session)",
@@ -439,53 +452,76 @@ impl AgentHost {
 
     /// What a process launched as `agent` is granted: `process:spawn` (execute, delegable) if
     /// it, or anything it can become by exec or a machine transition, may start subagents or
-    /// forks; nothing otherwise.
+    /// forks; and read on every other agent image its tree may launch (`image:<id>`,
+    /// delegable: a launch on an image other than the parent's needs it), so native and
+    /// external agents can start each other. Nothing otherwise.
     pub fn launch_capabilities(&self, agent: &str) -> Vec<CapabilityRequest> {
-        if !may_launch(&self.config, agent) {
+        let reach = reach(&self.config, agent);
+        if !reach.launches {
             return Vec::new();
         }
-        vec![CapabilityRequest {
-            resource: "process:spawn".into(),
-            rights: Rights::EXECUTE,
+        let own = self.image_for(agent);
+        let images: std::collections::BTreeSet<ImageId> =
+            reach.children.iter().map(|id| self.image_for(id)).filter(|image| *image != own).collect();
+        let grant = |resource: String, rights| CapabilityRequest {
+            resource,
+            rights,
             constraints: Default::default(),
             delegable: true,
-        }]
+        };
+        std::iter::once(grant("process:spawn".into(), Rights::EXECUTE))
+            .chain(images.into_iter().map(|image| grant(format!("image:{}", image.as_str()), Rights::READ)))
+            .collect()
     }
 }
 
-/// Whether an agent starting as `start` can ever hold `subagents` or `fork`: a walk over the
-/// profiles it can become (exec roster targets, machine states).
-fn may_launch(config: &CheckedConfig, start: &str) -> bool {
+/// What an agent starting as `start` can ever do by way of launches.
+struct Reach {
+    /// Whether it (or anything it can become by exec or a machine transition) may start
+    /// subagents, forks or child processes.
+    launches: bool,
+    /// Every profile or machine id a launch anywhere below it may start.
+    children: std::collections::BTreeSet<String>,
+}
+
+/// A walk over the profiles an agent starting as `start` can become (exec roster targets,
+/// machine states) and the agents its tree can launch (rosters, child agents).
+fn reach(config: &CheckedConfig, start: &str) -> Reach {
     let mut seen = std::collections::BTreeSet::new();
-    let mut pending = vec![start.to_string()];
-    while let Some(id) = pending.pop() {
-        if !seen.insert(id.clone()) {
+    let mut out = Reach { launches: false, children: Default::default() };
+    // (id, whether it is `start` itself or something it becomes).
+    let mut pending = vec![(start.to_string(), true)];
+    while let Some((id, own)) = pending.pop() {
+        if !seen.insert((id.clone(), own)) {
             continue;
+        }
+        if !own {
+            out.children.insert(id.clone());
         }
         if let Some(machine) = config.machine(&id) {
-            pending.extend(machine.states().iter().map(|s| s.profile().as_str().to_string()));
+            pending.extend(machine.states().iter().map(|s| (s.profile().as_str().to_string(), own)));
             continue;
         }
-        if let Some(external) = config.external(&id) {
-            let caps = external.capabilities();
-            if caps.contains(Capability::Subagents) || caps.contains(Capability::ChildProcesses) {
-                return true;
-            }
-            continue;
-        }
-        let Some(profile) = config.profile(&id) else { continue };
-        let caps = profile.capabilities();
-        if caps.contains(Capability::Subagents)
+        let (caps, roster) = match (config.profile(&id), config.external(&id)) {
+            (Some(profile), _) => (profile.capabilities(), profile.roster()),
+            (None, Some(external)) => (external.capabilities(), external.roster()),
+            (None, None) => continue,
+        };
+        let launches = caps.contains(Capability::Subagents)
             || caps.contains(Capability::Fork)
-            || caps.contains(Capability::ChildProcesses)
-        {
-            return true;
+            || caps.contains(Capability::ChildProcesses);
+        out.launches |= own && launches;
+        if launches {
+            pending.extend(roster.iter().map(|t| (t.as_str().to_string(), false)));
+            if let Some(skill) = caps.child_processes() {
+                pending.push((skill.child_agent().to_string(), false));
+            }
         }
         if caps.contains(Capability::Exec) {
-            pending.extend(profile.roster().iter().map(|t| t.as_str().to_string()));
+            pending.extend(roster.iter().map(|t| (t.as_str().to_string(), own)));
         }
     }
-    false
+    out
 }
 
 /// Reads a scripts file: a JSON object mapping script names to scripts, each checked.
