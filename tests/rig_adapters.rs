@@ -46,6 +46,7 @@ ok='{"type":"result","subtype":"success","is_error":false,"result":"ready","sess
 case "$FAKE_MODE" in
   success) printf "$ok" "$sid" ;;
   other_id) printf "$ok" "claude-chose-this-id" ;;
+  own) printf '{"type":"result","subtype":"success","is_error":false,"result":"again","session_id":"%s","usage":{"input_tokens":7,"output_tokens":3},"total_cost_usd":0.0042}\n' "$src" ;;
   source_id) printf "$ok" "$src" ;;
   success_exit_1) printf "$ok" "$sid"; exit 1 ;;
   unknown) printf 'No conversation found with session ID: %s\n' "$src" >&2; exit 1 ;;
@@ -70,6 +71,7 @@ const FAKE_CODEX: &str = r#"#!/bin/sh
 } > "$FAKE_LOG"
 src=""
 if [ "$1" = exec ] && [ "$2" = fork ]; then src="$3"; fi
+if [ "$1" = exec ] && [ "$2" = resume ]; then src="$3"; fi
 new='019a0000-0000-7000-8000-00000000c0de'
 case "$FAKE_MODE" in
   success)
@@ -87,6 +89,9 @@ case "$FAKE_MODE" in
   malformed) echo 'not json at all' ;;
   no_thread) printf '{"type":"turn.started"}\n' ;;
   source_id) printf '{"type":"thread.started","thread_id":"%s"}\n' "$src" ;;
+  own)
+    printf '{"type":"thread.started","thread_id":"%s"}\n' "$src"
+    printf '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":4,"output_tokens":2}}\n' ;;
   *) echo "unknown FAKE_MODE $FAKE_MODE" >&2; exit 99 ;;
 esac
 "#;
@@ -150,6 +155,8 @@ impl Seat {
                 ("FAKE_LOG".to_owned(), self.log.display().to_string()),
                 ("FAKE_PID".to_owned(), self.pid.display().to_string()),
             ],
+            program: None,
+            flags: Vec::new(),
         }
     }
 
@@ -197,6 +204,74 @@ fn assert_honest(text: &str) {
     for word in ["resum", "restor", "snapshot"] {
         assert!(!lower.contains(word), "{word:?} in {text:?}");
     }
+}
+
+// ---- Restores and profile settings ----
+
+#[tokio::test]
+async fn a_claude_restore_continues_the_seats_own_session_with_its_profiles_flags() {
+    let seat = Seat::new();
+    let mut launch = seat.launch("claude-code", "own", FINISH_BOUND);
+    launch.flags = vec!["--model".into(), "opus".into(), "--max-turns".into(), "2".into()];
+    let own = NativeId::from_token("0199aaaa-own-session").expect("a token");
+    let realized = claude().restore(&launch, &own).await.expect("the seat's own session continues");
+    assert_eq!(realized.token, own);
+    let (_, args) = seat.called();
+    assert_eq!(
+        args,
+        [
+            "-p",
+            "--output-format",
+            "json",
+            "--model",
+            "opus",
+            "--max-turns",
+            "2",
+            "--resume",
+            own.as_str(),
+            "--",
+            PROMPT
+        ]
+    );
+    let usage = realized.usage.expect("usage");
+    assert_eq!((usage.input_tokens, usage.output_tokens, usage.cost_micros), (7, 3, Some(4200)));
+
+    let seat = Seat::new();
+    let refused = claude()
+        .restore(&seat.launch("claude-code", "other_id", FINISH_BOUND), &own)
+        .await
+        .expect_err("another session is not the seat's");
+    assert_eq!((refused.code(), refused.step().as_str()), ("token_changed", "restore_command"));
+}
+
+#[tokio::test]
+async fn a_codex_restore_resumes_the_seats_own_thread_with_its_profiles_flags() {
+    let seat = Seat::new();
+    let mut launch = seat.launch("codex", "own", FINISH_BOUND);
+    launch.flags = vec!["--sandbox".into(), "read-only".into()];
+    let own = NativeId::from_token(CODEX_NEW).expect("a token");
+    let realized = codex().restore(&launch, &own).await.expect("the seat's own thread continues");
+    assert_eq!(realized.token, own);
+    let (_, args) = seat.called();
+    assert_eq!(args, ["exec", "resume", CODEX_NEW, "--json", "--sandbox", "read-only", "--", PROMPT]);
+    let usage = realized.usage.expect("usage");
+    assert_eq!(
+        (usage.input_tokens, usage.cached_tokens, usage.output_tokens, usage.cost_micros),
+        (10, 4, 2, None)
+    );
+}
+
+#[tokio::test]
+async fn a_profiles_program_and_flags_replace_the_defaults_on_a_fresh_start() {
+    let seat = Seat::new();
+    let mut launch = seat.launch("codex", "success", FINISH_BOUND);
+    launch.program = Some(fakes().join("codex").display().to_string());
+    launch.flags = vec!["--model".into(), "gpt-5".into()];
+    let realized =
+        CodexAdapter::new("no-such-codex-program").start(&launch).await.expect("the profile's program runs");
+    let (_, args) = seat.called();
+    assert_eq!(args, ["exec", "--json", "--model", "gpt-5", "--", PROMPT]);
+    assert_eq!(realized.usage.map(|u| u.input_tokens), Some(10));
 }
 
 // ---- Claude Code ----

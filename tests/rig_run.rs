@@ -277,6 +277,12 @@ async fn an_external_seat_whose_token_cannot_be_written_is_not_launched() {
     assert_eq!(fork.status, SeatStatus::Failed, "{fork:?}");
     assert_eq!(fork.failed_step.as_deref(), Some("persist"), "{fork:?}");
     assert_eq!(fork.token, None);
+    // The session the runtime created is reported by its token, after the bounded retries.
+    let created = fork.unrecorded_token.clone().expect("the created session's token is reported");
+    assert_ne!(created, SOURCE);
+    let error = fork.error.clone().unwrap_or_default();
+    assert!(error.contains(&created) && error.contains("5 tries"), "{error}");
+    assert_eq!(store.injected_count(), 5, "the realize was tried within its bound");
     let seat = record(store.inner(), &rig, "fork");
     assert_eq!(seat.status, SeatStatus::Failed, "{seat:?}");
     assert_eq!(seat.token, None);

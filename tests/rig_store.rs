@@ -53,6 +53,30 @@ fn conformance(store: &dyn SeatStore) {
     illegal_transitions(store);
     realize_invariants(store);
     duplicates_and_unknowns(store);
+    usage(store);
+}
+
+/// Usage is recorded on a realized seat only, replaces what was recorded, and changes nothing
+/// else.
+fn usage(store: &dyn SeatStore) {
+    use agentvisor::agent::brain::Usage;
+    store.create_rig(&spec("usage", &[member_json("a", "claude-code", None)]), "u.yaml").expect("create");
+    let spent = Usage { input_tokens: 120, output_tokens: 30, cost_micros: Some(4_200), ..Usage::default() };
+    let refused = store.record_usage(&rig("usage"), &mid("a"), &spent);
+    assert!(
+        matches!(&refused, Err(e @ StoreError::NotRealized { .. }) if e.code() == "not_realized"),
+        "{refused:?}"
+    );
+    assert_eq!(seat(store, "usage", "a").usage, None, "a refused call changes nothing");
+    store.resolve(&rig("usage"), &mid("a")).expect("resolve");
+    store.realize(&rig("usage"), &mid("a"), &token("usage-session-1"), None).expect("realize");
+    store.record_usage(&rig("usage"), &mid("a"), &spent).expect("record");
+    let more = Usage { input_tokens: 200, ..spent };
+    let after = store.record_usage(&rig("usage"), &mid("a"), &more).expect("record again");
+    assert_eq!(after.usage, Some(more));
+    let read = seat(store, "usage", "a");
+    assert_eq!(read, after);
+    assert_eq!((read.status, read.token), (SeatStatus::Realized, Some(token("usage-session-1"))));
 }
 
 fn happy_path(store: &dyn SeatStore) {
@@ -318,6 +342,47 @@ fn reopening_the_sqlite_file_keeps_everything() {
 fn user_version(path: &Path) -> i64 {
     let conn = rusqlite::Connection::open(path).expect("open");
     conn.pragma_query_value(None, "user_version", |r| r.get(0)).expect("user_version")
+}
+
+#[test]
+fn a_version_1_file_is_upgraded_in_place_and_keeps_its_seats() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("rigs.sqlite");
+    // The version 1 schema as that release wrote it, with one realized seat.
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    conn.execute_batch(
+        "CREATE TABLE rigs (id TEXT PRIMARY KEY, spec_path TEXT NOT NULL, spec_json TEXT NOT NULL,
+             created_at_ms INTEGER NOT NULL);
+         CREATE TABLE seats (rig TEXT NOT NULL REFERENCES rigs (id), member TEXT NOT NULL,
+             runtime TEXT NOT NULL, status TEXT NOT NULL, source TEXT NULL, token TEXT NULL,
+             failed_step TEXT NULL, error TEXT NULL, stderr TEXT NULL, pid TEXT NULL,
+             declared_at_ms INTEGER NOT NULL, updated_at_ms INTEGER NOT NULL, member_json TEXT NOT NULL,
+             PRIMARY KEY (rig, member));
+         PRAGMA user_version = 1;",
+    )
+    .expect("a version 1 file");
+    let member = member_json("old", "codex", None).to_string();
+    let spec_json = json!({"id": "old", "members": [member_json("old", "codex", None)]}).to_string();
+    conn.execute("INSERT INTO rigs VALUES ('old', 'old.yaml', ?1, 1)", [&spec_json]).expect("rig");
+    conn.execute(
+        "INSERT INTO seats VALUES ('old', 'old', 'codex', 'realized', NULL, 'thread-1', NULL, NULL, NULL, NULL, 1, 2, ?1)",
+        [&member],
+    )
+    .expect("seat");
+    drop(conn);
+
+    let store = SqliteSeatStore::open(&path).expect("the file opens");
+    assert_eq!(user_version(&path), 2);
+    let old = seat(&store, "old", "old");
+    assert_eq!(
+        (old.status, old.token.clone(), old.usage),
+        (SeatStatus::Realized, Some(token("thread-1")), None)
+    );
+    let spent = agentvisor::agent::brain::Usage { input_tokens: 5, ..Default::default() };
+    store.record_usage(&rig("old"), &mid("old"), &spent).expect("record");
+    drop(store);
+    let reopened = SqliteSeatStore::open_read_only(&path).expect("reopen");
+    assert_eq!(seat(&reopened, "old", "old").usage, Some(spent));
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `agentvisor rig …`: the rig commands. `rig validate RIG.yaml` checks a rig spec and prints
-//! every problem at once; `rig expand` adds members to a rig; `rig status` shows seats' state.
+//! every problem at once; `rig expand` adds members to a rig; `rig status` shows seats' state;
+//! `rig restore` continues realized seats from their own sessions.
 //!
 //! Exit codes: 0 when the spec is valid (a one-line summary on stdout), 2 when it has problems
 //! (one per line on stderr), 1 when the file cannot be read.
@@ -24,6 +25,8 @@ enum RigCommand {
     Expand(super::rig_expand::ExpandArgs),
     /// Shows rigs and their seats' state.
     Status(super::rig_status::RigStatusArgs),
+    /// Continues realized seats from their own sessions (never from their source).
+    Restore(super::rig_restore::RestoreArgs),
 }
 
 /// Arguments of `agentvisor rig validate`.
@@ -38,6 +41,7 @@ pub(crate) async fn run(state: &Path, args: RigArgs) -> anyhow::Result<ExitCode>
         RigCommand::Validate(args) => validate(&args),
         RigCommand::Expand(args) => super::rig_expand::run(state, args).await,
         RigCommand::Status(args) => super::rig_status::run(state, args).await,
+        RigCommand::Restore(args) => super::rig_restore::run(state, args).await,
     }
 }
 

@@ -94,7 +94,10 @@ async fn settle(
                     result: None,
                     failed_step: s.failed_step,
                     error: s.error,
-                    usage: None,
+                    usage: s.usage,
+                    stderr: s.stderr,
+                    unrecorded_token: None,
+                    restored: false,
                 })
                 .collect());
         }

@@ -131,15 +131,17 @@ fn rigs_table(rigs: &[(RigRecord, [usize; 4])]) -> String {
     out
 }
 
-/// One line per seat: member, runtime, status, token, source, failed step, error.
+/// One line per seat: member, runtime, status, token, tokens used, cost, source, failed step,
+/// error.
 fn seats_table(rig: &RigId, seats: &[SeatRecord]) -> String {
     let mut out = format!(
-        "{:<20}  {:<11}  {:<8}  {:<36}  {:<60}  {:<16}  ERROR\n",
-        "MEMBER", "RUNTIME", "STATUS", "TOKEN", "SOURCE", "FAILED_STEP"
+        "{:<20}  {:<11}  {:<8}  {:<36}  {:>9}  {:>8}  {:>10}  {:<60}  {:<16}  ERROR\n",
+        "MEMBER", "RUNTIME", "STATUS", "TOKEN", "TOKENS_IN", "OUT", "COST_USD", "SOURCE", "FAILED_STEP"
     );
     for seat in seats {
+        let (input, output, cost) = usage_cells(seat.usage.as_ref());
         out.push_str(&format!(
-            "{:<20}  {:<11}  {:<8}  {:<36}  {:<60}  {:<16}  {}\n",
+            "{:<20}  {:<11}  {:<8}  {:<36}  {input:>9}  {output:>8}  {cost:>10}  {:<60}  {:<16}  {}\n",
             cell(seat.member.as_str(), 20),
             seat.runtime.as_str(),
             seat.status.as_str(),
@@ -153,6 +155,21 @@ fn seats_table(rig: &RigId, seats: &[SeatRecord]) -> String {
         out.push_str(&format!("(rig {rig} has no seats)\n"));
     }
     out
+}
+
+/// A seat's input tokens, output tokens and cost as table cells: `-` where nothing was
+/// reported, and `not reported` for a cost the runtime did not give.
+pub(crate) fn usage_cells(usage: Option<&agentvisor::agent::brain::Usage>) -> (String, String, String) {
+    match usage {
+        None => ("-".into(), "-".into(), "-".into()),
+        Some(usage) => (
+            usage.input_tokens.to_string(),
+            usage.output_tokens.to_string(),
+            usage
+                .cost_micros
+                .map_or_else(|| "not reported".into(), agentvisor::agent::money::format_usd_micros),
+        ),
+    }
 }
 
 /// What a seat's source means for it, in words that claim only what happened: a fresh seat has

@@ -128,14 +128,92 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
     let opened = open(state, &spec, &base, Some(rig_path), budget).await?;
     let view =
         tokio::spawn(live_view(Arc::clone(&opened.rt), opened.runner.watch(), opened.telemetry.clone()));
+    let _signals = super::interrupt::on_signals(opened.runner.interruption());
     // The spec's absolute path, so `rig expand` finds member paths from any directory.
     let spec_path = rig_path.canonicalize().unwrap_or_else(|_| rig_path.to_path_buf());
-    let (rig, outcomes) = opened
-        .runner
-        .run(&spec, &spec_path.display().to_string())
-        .await
-        .context("the rig could not start")?;
+    // Members' restore policies decide whether a rig already run is restored or run anew.
+    let restored = opened.runner.instance_to_restore(&spec).context("the seat store could not be read")?;
+    let (rig, outcomes) = match restored {
+        Some(rig) => {
+            eprintln!(
+                "agentvisor: rig {rig} has realized seats; restoring them by their members' restore_policy"
+            );
+            let outcomes = opened
+                .runner
+                .rerun(&rig, agentvisor::rig::run::RESTORE_PROMPT)
+                .await
+                .context("the rig could not be restored")?;
+            for outcome in outcomes.iter().filter(|o| o.restored && o.failed_step.is_none()) {
+                eprintln!("agentvisor: {}", outcome.origin());
+            }
+            (rig, outcomes)
+        }
+        None => opened
+            .runner
+            .run(&spec, &spec_path.display().to_string())
+            .await
+            .context("the rig could not start")?,
+    };
     finish(opened, view, &rig, outcomes, args.json).await
+}
+
+/// A rig reopened as owner on the spec it was created from, with the live view drawing and
+/// interrupts watched: what `run --resume` and `rig restore` run their seats on.
+pub(crate) struct Reopened {
+    pub(crate) opened: Opened,
+    view: tokio::task::JoinHandle<()>,
+    _signals: super::interrupt::Guard,
+}
+
+impl Reopened {
+    /// Opens `state` as owner for the rig `record`; the exit code (after saying why) when its
+    /// spec no longer loads.
+    pub(crate) async fn open(
+        state: &Path,
+        record: &agentvisor::rig::store::RigRecord,
+        budget: RootBudget,
+    ) -> anyhow::Result<Result<Reopened, ExitCode>> {
+        let spec_path = PathBuf::from(&record.spec_path);
+        let spec = match load_spec(&spec_path) {
+            Ok(spec) => spec,
+            Err(code) => {
+                eprintln!(
+                    "agentvisor: rig {} was created from {}, which does not load",
+                    record.id,
+                    spec_path.display()
+                );
+                return Ok(Err(code));
+            }
+        };
+        let base = spec_path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let opened = open(state, &spec, &base, None, budget).await?;
+        let view =
+            tokio::spawn(live_view(Arc::clone(&opened.rt), opened.runner.watch(), opened.telemetry.clone()));
+        let _signals = super::interrupt::on_signals(opened.runner.interruption());
+        Ok(Ok(Reopened { opened, view, _signals }))
+    }
+
+    /// Shuts down cleanly without running anything (a refusal found once open).
+    pub(crate) async fn abandon(self) -> anyhow::Result<()> {
+        self.view.abort();
+        let Opened { runner, rt, control, .. } = self.opened;
+        drop(runner);
+        control.stop().await;
+        if let Ok(rt) = Arc::try_unwrap(rt) {
+            rt.shutdown().await?;
+        }
+        Ok(())
+    }
+
+    /// The summary, a clean shutdown and the exit code, as [`finish`].
+    pub(crate) async fn finish(
+        self,
+        rig: &agentvisor::rig::RigId,
+        outcomes: Vec<SeatOutcome>,
+        json: bool,
+    ) -> anyhow::Result<ExitCode> {
+        finish(self.opened, self.view, rig, outcomes, json).await
+    }
 }
 
 /// After a run's seats: the seats `rig expand` declared meanwhile, the summary, the store's
@@ -148,7 +226,9 @@ pub(crate) async fn finish(
     mut outcomes: Vec<SeatOutcome>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    // Seats `rig expand` declared while the run went on.
+    let interrupted = opened.runner.interrupted();
+    // Seats `rig expand` declared while the run went on (an interrupted run records them
+    // interrupted without starting them).
     loop {
         let pending: Vec<_> = opened
             .store
@@ -182,9 +262,17 @@ pub(crate) async fn finish(
         rt.shutdown().await?;
     }
     let failed = outcomes.iter().any(|o| {
-        o.status != SeatStatus::Realized || o.process_status.as_deref().is_some_and(|s| s != "exited")
+        o.status != SeatStatus::Realized
+            || o.failed_step.is_some()
+            || o.process_status.as_deref().is_some_and(|s| s != "exited")
     });
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if interrupted {
+        ExitCode::from(super::interrupt::INTERRUPTED_EXIT)
+    } else if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Prints seat changes as they happen: on a terminal, a redrawn block with a line and a
@@ -300,22 +388,24 @@ pub(crate) fn print_summary(rig: &str, outcomes: &[SeatOutcome], json: bool) -> 
     outln!();
     outln!("rig {rig}: {} seats", outcomes.len());
     outln!(
-        "{:<16} {:<11} {:<9} {:<8} {:>9} {:>8}  origin / result",
+        "{:<16} {:<11} {:<9} {:<8} {:>9} {:>8} {:>12}  origin / result",
         "MEMBER",
         "RUNTIME",
         "SEAT",
         "PROCESS",
         "TOKENS IN",
-        "OUT"
+        "OUT",
+        "COST USD"
     );
     for o in outcomes {
-        let (input, output) = o.usage.map_or((0, 0), |u| (u.input_tokens, u.output_tokens));
+        let (input, output, cost) = super::rig_status::usage_cells(o.usage.as_ref());
         let detail = match (&o.failed_step, &o.error) {
             (Some(step), Some(error)) => format!("failed at {step}: {error}"),
+            (None, Some(note)) => format!("{}; {note}", o.origin()),
             _ => format!("{}; result {}", o.origin(), o.result.clone().unwrap_or_default()),
         };
         outln!(
-            "{:<16} {:<11} {:<9} {:<8} {input:>9} {output:>8}  {detail}",
+            "{:<16} {:<11} {:<9} {:<8} {input:>9} {output:>8} {cost:>12}  {detail}",
             o.member,
             o.runtime,
             o.status.as_str(),
@@ -324,12 +414,27 @@ pub(crate) fn print_summary(rig: &str, outcomes: &[SeatOutcome], json: bool) -> 
         if let Some(token) = &o.token {
             outln!("{:<16} token {token}", "");
         }
+        if let Some(stderr) = &o.stderr {
+            outln!("{:<16} {} stderr:", "", o.runtime);
+            for line in stderr.trim_end().lines() {
+                outln!("{:<16} | {line}", "");
+            }
+        }
+        if let Some(token) = &o.unrecorded_token {
+            eprintln!(
+                "agentvisor: seat {} of rig {rig}: its new {} session {token} exists but is NOT recorded in \
+                 the seat store; keep this token to continue it",
+                o.member, o.runtime
+            );
+        }
     }
     let total = outcomes
         .iter()
         .filter_map(|o| o.usage)
         .fold(agentvisor::agent::brain::Usage::default(), |a, b| agentvisor::agent::run::add_usage(&a, &b));
-    let cost = total.cost_micros.map_or("not reported".to_string(), |c| format!("{c} µ"));
+    let cost = total.cost_micros.map_or("not reported".to_string(), |c| {
+        format!("${}", agentvisor::agent::money::format_usd_micros(c))
+    });
     outln!("total: {} input tokens, {} output tokens, cost {cost}", total.input_tokens, total.output_tokens);
     Ok(())
 }

@@ -5,15 +5,14 @@
 //! nothing.
 
 use super::output::open_view;
-use super::run::{finish, live_view, load_spec, open};
+use super::run::Reopened;
 use agentvisor::agent::run::RootBudget;
 use agentvisor::rig::RigId;
 use agentvisor::rig::run::{ResumeError, has_work, nothing_to_resume};
 use agentvisor::rig::store::{SEAT_STORE_FILE, SeatStore, SqliteSeatStore};
 use anyhow::Context;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 pub(crate) async fn run(state: &Path, rig: &str, budget: RootBudget, json: bool) -> anyhow::Result<ExitCode> {
     let asked = rig;
@@ -42,30 +41,16 @@ pub(crate) async fn run(state: &Path, rig: &str, budget: RootBudget, json: bool)
     if !has_work(&open_view(state)?.rt, &seats) {
         return refuse(nothing_to_resume(&rig, &seats));
     }
-    let spec_path = PathBuf::from(&record.spec_path);
-    let spec = match load_spec(&spec_path) {
-        Ok(spec) => spec,
-        Err(code) => {
-            eprintln!("agentvisor: rig {rig} was created from {}, which does not load", spec_path.display());
-            return Ok(code);
-        }
+    let reopened = match Reopened::open(state, &record, budget).await? {
+        Ok(reopened) => reopened,
+        Err(code) => return Ok(code),
     };
-    let base = spec_path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let opened = open(state, &spec, &base, None, budget).await?;
-    let view =
-        tokio::spawn(live_view(Arc::clone(&opened.rt), opened.runner.watch(), opened.telemetry.clone()));
-    let outcomes = match opened.runner.resume(&rig).await {
+    let outcomes = match reopened.opened.runner.resume(&rig).await {
         Ok(outcomes) => outcomes,
         Err(e) => {
-            view.abort();
-            let super::run::Opened { runner, rt, control, .. } = opened;
-            drop(runner);
-            control.stop().await;
-            if let Ok(rt) = Arc::try_unwrap(rt) {
-                rt.shutdown().await?;
-            }
+            reopened.abandon().await?;
             return refuse(e);
         }
     };
-    finish(opened, view, &rig, outcomes, json).await
+    reopened.finish(&rig, outcomes, json).await
 }

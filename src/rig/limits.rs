@@ -30,3 +30,12 @@ pub const PROMPT_BYTES_MAX: usize = 64 * 1024;
 /// would otherwise print a problem per line of it; past this the report says how many more it
 /// left out.
 pub const REPORT_PROBLEMS_MAX: usize = 200;
+
+/// How many times a seat store write that may pass (the file locked by another process, a
+/// failed write) is tried before the run reports it, 5: with [`STORE_WRITE_BACKOFF`] doubling
+/// from 50 ms that is 1.5 s of waiting, longer than any one seat write holds the lock and
+/// short enough that a person waiting on Ctrl-C is not kept.
+pub const STORE_WRITE_ATTEMPTS: u32 = 5;
+
+/// The first wait between two tries of a seat store write, 50 ms, doubled after each.
+pub const STORE_WRITE_BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);

@@ -23,4 +23,4 @@ pub use spec::{
     LoadRigError, RigProblem, RigProblemCode, RigSpecReport, check_expansion, check_expansion_ids, load_rig,
     parse_expansion, parse_members, parse_rig,
 };
-pub use types::{Member, MemberId, NativeId, RigId, RigSpec, SeatRuntime, SessionSource};
+pub use types::{Member, MemberId, NativeId, RestorePolicy, RigId, RigSpec, SeatRuntime, SessionSource};

@@ -94,6 +94,33 @@ pub enum SessionSource {
     },
 }
 
+/// What `run` and `rig restore` do with a member's seat once it is realized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestorePolicy {
+    /// Continue the seat's own session when asked to restore it.
+    ResumeIfPossible,
+    /// Never continue it: a new run launches a fresh seat.
+    RelaunchFresh,
+    /// Keep its session as recorded; never continue it.
+    CheckpointOnly,
+}
+
+impl RestorePolicy {
+    /// Every policy, in the order the docs list them.
+    pub const ALL: [RestorePolicy; 3] =
+        [RestorePolicy::ResumeIfPossible, RestorePolicy::RelaunchFresh, RestorePolicy::CheckpointOnly];
+
+    /// The policy as written in a rig spec.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RestorePolicy::ResumeIfPossible => "resume_if_possible",
+            RestorePolicy::RelaunchFresh => "relaunch_fresh",
+            RestorePolicy::CheckpointOnly => "checkpoint_only",
+        }
+    }
+}
+
 /// One member (seat) of a rig.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Member {
@@ -112,6 +139,9 @@ pub struct Member {
     pub prompt: Option<String>,
     /// Where its conversation starts from, if not fresh.
     pub session_source: Option<SessionSource>,
+    /// What is done with its seat once realized, if the spec says.
+    #[serde(default)]
+    pub restore_policy: Option<RestorePolicy>,
 }
 
 /// A checked rig spec.

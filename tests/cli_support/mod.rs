@@ -2,6 +2,8 @@
 
 #![allow(dead_code, reason = "each test file uses its own subset of these helpers")]
 
+pub(crate) mod fake_cli;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

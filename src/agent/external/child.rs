@@ -2,6 +2,7 @@
 //! killed whole — the command-line tool and everything it started — when the session is
 //! dropped (a cancel, a terminate, a budget exhausted, a failed process) or times out.
 
+use super::group::{ProcessGroup, own_group};
 use crate::agent::limits::{EXTERNAL_LINE_BYTES_MAX, EXTERNAL_STDERR_BYTES_MAX};
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -56,11 +57,12 @@ pub enum ChildError {
     },
 }
 
-/// A running session subprocess. Dropping it kills its whole process group.
+/// A running session subprocess. Dropping it kills its whole process group (its
+/// [`ProcessGroup`] does).
 pub struct SessionChild {
     program: String,
     child: Child,
-    group: Option<rustix::process::Pid>,
+    group: ProcessGroup,
     lines: tokio::io::Lines<BufReader<ChildStdout>>,
     stderr: tokio::task::JoinHandle<String>,
 }
@@ -75,21 +77,20 @@ impl SessionChild {
             });
         }
         let mut builder = Command::new(&command.program);
-        builder
+        own_group(&mut builder)
             .args(&command.args)
             .current_dir(&command.cwd)
             .envs(command.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
         let io = |source| ChildError::Io { program: command.program.clone(), source };
         let mut child = builder.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => ChildError::NotFound { program: command.program.clone() },
             _ => io(e),
         })?;
-        let group = child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32));
+        let group = ProcessGroup::of(&child);
         let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
             return Err(io(std::io::Error::other("the output pipes were not set up")));
         };
@@ -144,9 +145,7 @@ impl SessionChild {
 
     /// Kills the whole process group now (SIGKILL).
     pub fn kill_group(&mut self) {
-        if let Some(group) = self.group.take() {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        }
+        self.group.kill();
     }
 
     /// Kills the group and returns what the program wrote on standard error.
@@ -154,11 +153,5 @@ impl SessionChild {
         self.kill_group();
         let _ = self.child.wait().await;
         (&mut self.stderr).await.unwrap_or_default()
-    }
-}
-
-impl Drop for SessionChild {
-    fn drop(&mut self) {
-        self.kill_group();
     }
 }

@@ -207,10 +207,7 @@ impl Decoder {
                     );
                     parts.join(": ")
                 });
-                let cost_micros = event
-                    .get("total_cost_usd")
-                    .and_then(Value::as_f64)
-                    .and_then(|c| crate::agent::money::reported_usd_micros(&c.to_string()).ok());
+                let cost_micros = reported_cost(event);
                 out.push(StreamEvent::End(SessionEnd { result, error, cost_micros }));
             }
             _ => {}
@@ -291,9 +288,17 @@ fn count(value: &Value, key: &str) -> u64 {
     value.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
+/// The cost a Claude Code `result` reports (`total_cost_usd`), in micro-dollars rounded up.
+pub(crate) fn reported_cost(result: &Value) -> Option<u64> {
+    result
+        .get("total_cost_usd")
+        .and_then(Value::as_f64)
+        .and_then(|c| crate::agent::money::reported_usd_micros(&c.to_string()).ok())
+}
+
 /// Claude Code's `usage`: plain input, cache reads and cache writes are separate counts there;
 /// here input counts all three, as the HTTP brains count it.
-fn claude_usage(usage: &Value) -> Usage {
+pub(crate) fn claude_usage(usage: &Value) -> Usage {
     let cached = count(usage, "cache_read_input_tokens");
     let written = count(usage, "cache_creation_input_tokens");
     Usage {

@@ -1,10 +1,13 @@
 //! [`ClaudeCodeAdapter`]: seats on Claude Code, through `claude -p … --output-format json`.
 //!
-//! A fork runs `claude -p --output-format json --resume <source> --fork-session --session-id
-//! <new> -- <prompt>`: Claude Code reads the source conversation and writes a NEW one under
-//! the id we chose before launch. A start runs `claude -p --output-format json --session-id
-//! <new> -- <prompt>`. The prompt comes last, after `--`, so a prompt that begins with `-` is
-//! never read as a flag.
+//! A fork runs `claude -p --output-format json <profile flags> --resume <source> --fork-session
+//! --session-id <new> -- <prompt>`: Claude Code reads the source conversation and writes a NEW
+//! one under the id we chose before launch. A start runs `claude -p --output-format json
+//! <profile flags> --session-id <new> -- <prompt>`. A restore continues the seat's own session:
+//! `claude -p --output-format json <profile flags> --resume <seat token> -- <prompt>`. The
+//! profile's flags are `CliSettings::flags` (model, permission mode, tools, max turns, extra
+//! arguments). The prompt comes last, after `--`, so a prompt that begins with `-` is never
+//! read as a flag.
 //!
 //! The outcome is read from the JSON result on standard output (`is_error`, `subtype`,
 //! `session_id`), never from the exit code alone: success needs exit status 0, `is_error ==
@@ -47,14 +50,25 @@ impl ClaudeCodeAdapter {
     }
 
     async fn launch(&self, seat: &SeatLaunch, attempt: Attempt) -> Result<Realized, AdapterError> {
-        // The new session's id is chosen before launch, so it is known even if the output
-        // cannot be read.
-        let requested = Uuid::now_v7().to_string();
         let mut args = vec!["-p".to_owned(), "--output-format".to_owned(), "json".to_owned()];
-        if let Attempt::Fork { source_id } = &attempt {
-            args.extend(["--resume".to_owned(), source_id.to_string(), "--fork-session".to_owned()]);
+        args.extend(seat.flags.iter().cloned());
+        // A new session's id is chosen before launch, so it is known even if the output cannot
+        // be read; a restore continues the seat's own.
+        let requested = match &attempt {
+            Attempt::Fork { source_id } => {
+                args.extend(["--resume".to_owned(), source_id.to_string(), "--fork-session".to_owned()]);
+                Uuid::now_v7().to_string()
+            }
+            Attempt::Start => Uuid::now_v7().to_string(),
+            Attempt::Restore { token } => {
+                args.extend(["--resume".to_owned(), token.to_string()]);
+                token.to_string()
+            }
+        };
+        if !matches!(attempt, Attempt::Restore { .. }) {
+            args.extend(["--session-id".to_owned(), requested.clone()]);
         }
-        args.extend(["--session-id".to_owned(), requested.clone(), "--".to_owned(), seat.prompt.clone()]);
+        args.extend(["--".to_owned(), seat.prompt.clone()]);
         let output = run(&seat.command(&self.program, args))
             .await
             .map_err(|error| AdapterError::from_command(RUNTIME, attempt.clone(), error))?;
@@ -77,6 +91,14 @@ impl SeatAdapter for ClaudeCodeAdapter {
 
     fn start<'a>(&'a self, seat: &'a SeatLaunch) -> BoxFuture<'a, Result<Realized, AdapterError>> {
         Box::pin(self.launch(seat, Attempt::Start))
+    }
+
+    fn restore<'a>(
+        &'a self,
+        seat: &'a SeatLaunch,
+        token: &'a NativeId,
+    ) -> BoxFuture<'a, Result<Realized, AdapterError>> {
+        Box::pin(self.launch(seat, Attempt::Restore { token: token.clone() }))
     }
 }
 
@@ -136,7 +158,12 @@ fn realized(
             format!("forked from source session {source_id} as new Claude Code session {token}")
         }
         Attempt::Start => format!("started Claude Code session {token} with a fresh conversation"),
+        Attempt::Restore { token: own } if *own != token => {
+            return Err(AdapterError::TokenChanged { runtime: RUNTIME, token: own.clone(), reported: token });
+        }
+        Attempt::Restore { .. } => format!("continued Claude Code session {token} (the seat's own)"),
     };
+    let usage = super::usage::claude(&result);
     let matches = token.as_str() == requested;
     let mut detail = json!({
         "summary": summary,
@@ -151,7 +178,7 @@ fn realized(
              is the seat's token"
         ));
     }
-    Ok(Realized { token, detail })
+    Ok(Realized { token, detail, usage })
 }
 
 /// The JSON result on standard output: one object, or (in verbose output) an array of

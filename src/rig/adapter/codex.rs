@@ -1,8 +1,11 @@
 //! [`CodexAdapter`]: seats on Codex, through `codex exec … --json`.
 //!
-//! A fork runs `codex exec fork <source> --json -- <prompt>`: Codex reads the source thread
-//! and starts a NEW thread from it. A start runs `codex exec --json -- <prompt>`. The prompt
-//! comes last, after `--`, so a prompt that begins with `-` is never read as a flag.
+//! A fork runs `codex exec fork <source> --json <profile flags> -- <prompt>`: Codex reads the
+//! source thread and starts a NEW thread from it. A start runs `codex exec --json <profile
+//! flags> -- <prompt>`. A restore continues the seat's own thread: `codex exec resume <thread
+//! id> --json <profile flags> -- <prompt>`. The profile's flags are `CliSettings::flags`
+//! (model, sandbox, approval policy, extra arguments). The prompt comes last, after `--`, so a
+//! prompt that begins with `-` is never read as a flag.
 //!
 //! Standard output is JSONL, one event per line; the new thread's id is the `thread_id` of the
 //! FIRST `{"type": "thread.started", …}` event. Success needs exit status 0, every line to be
@@ -60,10 +63,14 @@ impl CodexAdapter {
 
     async fn launch(&self, seat: &SeatLaunch, attempt: Attempt) -> Result<Realized, AdapterError> {
         let mut args = vec!["exec".to_owned()];
-        if let Attempt::Fork { source_id } = &attempt {
-            args.extend(["fork".to_owned(), source_id.to_string()]);
+        match &attempt {
+            Attempt::Fork { source_id } => args.extend(["fork".to_owned(), source_id.to_string()]),
+            Attempt::Restore { token } => args.extend(["resume".to_owned(), token.to_string()]),
+            Attempt::Start => {}
         }
-        args.extend(["--json".to_owned(), "--".to_owned(), seat.prompt.clone()]);
+        args.push("--json".to_owned());
+        args.extend(seat.flags.iter().cloned());
+        args.extend(["--".to_owned(), seat.prompt.clone()]);
         let output = run(&seat.command(&self.program, args))
             .await
             .map_err(|error| AdapterError::from_command(RUNTIME, attempt.clone(), error))?;
@@ -86,6 +93,14 @@ impl SeatAdapter for CodexAdapter {
 
     fn start<'a>(&'a self, seat: &'a SeatLaunch) -> BoxFuture<'a, Result<Realized, AdapterError>> {
         Box::pin(self.launch(seat, Attempt::Start))
+    }
+
+    fn restore<'a>(
+        &'a self,
+        seat: &'a SeatLaunch,
+        token: &'a NativeId,
+    ) -> BoxFuture<'a, Result<Realized, AdapterError>> {
+        Box::pin(self.launch(seat, Attempt::Restore { token: token.clone() }))
     }
 }
 
@@ -136,6 +151,10 @@ fn read_outcome(output: &CommandOutput, attempt: Attempt) -> Result<Realized, Ad
             format!("forked from source session {source_id} as new Codex thread {token}")
         }
         Attempt::Start => format!("started Codex thread {token} with a fresh conversation"),
+        Attempt::Restore { token: own } if *own != token => {
+            return Err(AdapterError::TokenChanged { runtime: RUNTIME, token: own.clone(), reported: token });
+        }
+        Attempt::Restore { .. } => format!("continued Codex thread {token} (the seat's own)"),
     };
     let detail = json!({
         "summary": summary,
@@ -144,7 +163,8 @@ fn read_outcome(output: &CommandOutput, attempt: Attempt) -> Result<Realized, Ad
         "events": events.len(),
         "last_event": events.last(),
     });
-    Ok(Realized { token, detail })
+    let usage = super::usage::codex(&output.stdout);
+    Ok(Realized { token, detail, usage })
 }
 
 /// The events, one JSON object per non-blank line; on a line that is not one, its number

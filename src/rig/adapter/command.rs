@@ -9,6 +9,7 @@ use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 
 use super::capture::Capture;
 use super::limits::{ARGUMENT_BYTES_MAX, DRAIN_AFTER_KILL, OUTPUT_BYTES_MAX};
+use crate::agent::external::{ProcessGroup, own_group};
 
 /// A seat command to run: a program, its arguments, where and with what environment, and how
 /// long it may take.
@@ -116,18 +117,20 @@ pub enum CommandError {
 /// Its standard input is null; standard output and error are captured in full up to
 /// [`OUTPUT_BYTES_MAX`] each. The command counts as finished when it has exited and both
 /// streams have reached end of file, so a grandchild that keeps a stream open holds the
-/// command until its timeout.
+/// command until its timeout. The program leads a process group of its own, killed whole
+/// once the command has finished, timed out or been dropped: nothing it started outlives it.
 ///
 /// # Cancel safety
 ///
-/// Dropping the returned future kills the child (`kill_on_drop`); tokio reaps it in the
-/// background. Nothing else is left behind.
+/// Dropping the returned future kills the child's whole process group; tokio reaps the child
+/// in the background. Nothing else is left behind.
 pub async fn run(command: &SeatCommand) -> Result<CommandOutput, CommandError> {
     check_arguments(command)?;
     if !command.cwd.is_dir() {
         return Err(CommandError::CwdMissing { program: command.program.clone(), cwd: command.cwd.clone() });
     }
     let mut child = spawn(command)?;
+    let _group = ProcessGroup::of(&child);
     let io_error = |source| CommandError::Io { program: command.program.clone(), source };
     let (mut stdout, mut stderr) = match (child.stdout.take(), child.stderr.take()) {
         (Some(stdout), Some(stderr)) => (stdout, stderr),
@@ -182,7 +185,7 @@ fn check_arguments(command: &SeatCommand) -> Result<(), CommandError> {
 /// Builds and spawns the child. This is the only place a seat command's process is created.
 fn spawn(command: &SeatCommand) -> Result<Child, CommandError> {
     let mut builder = Command::new(&command.program);
-    builder
+    own_group(&mut builder)
         .args(&command.args)
         .current_dir(&command.cwd)
         .envs(command.env.iter().map(|(key, value)| (key, value)))

@@ -23,6 +23,11 @@ pub enum Attempt {
     },
     /// Start a new seat with a fresh conversation.
     Start,
+    /// Continue a realized seat's own conversation (`rig restore`).
+    Restore {
+        /// The seat's own native token.
+        token: NativeId,
+    },
 }
 
 impl fmt::Display for Attempt {
@@ -32,6 +37,7 @@ impl fmt::Display for Attempt {
                 write!(f, "fork a new seat from source session {source_id}")
             }
             Attempt::Start => f.write_str("start a new seat with a fresh conversation"),
+            Attempt::Restore { token } => write!(f, "restore the seat's own session {token}"),
         }
     }
 }
@@ -46,6 +52,9 @@ pub enum Step {
     ForkCommand,
     /// The start command (no session source) could not be run, or ran and failed.
     StartCommand,
+    /// The restore command (a realized seat's own session continued) could not be run, or
+    /// ran and failed.
+    RestoreCommand,
     /// The command hung past its timeout and was killed.
     Timeout,
     /// The command's output could not be read.
@@ -61,6 +70,7 @@ impl Step {
             Step::Resolve => "resolve",
             Step::ForkCommand => "fork_command",
             Step::StartCommand => "start_command",
+            Step::RestoreCommand => "restore_command",
             Step::Timeout => "timeout",
             Step::MalformedOutput => "malformed_output",
             Step::UnsupportedSource => "unsupported_source",
@@ -122,6 +132,20 @@ pub enum AdapterError {
         runtime: SeatRuntime,
         /// The source id, which the runtime reported back.
         source_id: NativeId,
+    },
+    /// A restore reported another session than the seat's own: the seat's token is final, so
+    /// nothing is recorded for the other one.
+    #[error(
+        "failed to restore the seat's own session {token} on {runtime}: the runtime reported \
+         session {reported} instead; the seat keeps its own token"
+    )]
+    TokenChanged {
+        /// The runtime.
+        runtime: SeatRuntime,
+        /// The seat's own token.
+        token: NativeId,
+        /// What the runtime reported.
+        reported: NativeId,
     },
     /// The command hung past its timeout; it was killed.
     #[error(
@@ -245,6 +269,7 @@ impl AdapterError {
         let command_step = |attempt: &Attempt| match attempt {
             Attempt::Fork { .. } => Step::ForkCommand,
             Attempt::Start => Step::StartCommand,
+            Attempt::Restore { .. } => Step::RestoreCommand,
         };
         match self {
             AdapterError::Resolve { .. } => Step::Resolve,
@@ -252,6 +277,7 @@ impl AdapterError {
             | AdapterError::RuntimeNotFound { attempt, .. }
             | AdapterError::CommandNotRun { attempt, .. } => command_step(attempt),
             AdapterError::SourceTokenReturned { .. } => Step::ForkCommand,
+            AdapterError::TokenChanged { .. } => Step::RestoreCommand,
             AdapterError::Timeout { .. } => Step::Timeout,
             AdapterError::MalformedOutput { .. } => Step::MalformedOutput,
             AdapterError::UnsupportedSource { .. } => Step::UnsupportedSource,
@@ -264,6 +290,7 @@ impl AdapterError {
             AdapterError::Resolve { .. } => "source_not_found",
             AdapterError::Command { .. } => "command_failed",
             AdapterError::SourceTokenReturned { .. } => "source_token_returned",
+            AdapterError::TokenChanged { .. } => "token_changed",
             AdapterError::Timeout { .. } => "timed_out",
             AdapterError::MalformedOutput { .. } => "malformed_output",
             AdapterError::UnsupportedSource { .. } => "unsupported_source",
@@ -278,6 +305,7 @@ impl AdapterError {
             AdapterError::Resolve { runtime, .. }
             | AdapterError::Command { runtime, .. }
             | AdapterError::SourceTokenReturned { runtime, .. }
+            | AdapterError::TokenChanged { runtime, .. }
             | AdapterError::Timeout { runtime, .. }
             | AdapterError::MalformedOutput { runtime, .. }
             | AdapterError::UnsupportedSource { runtime, .. }
@@ -295,6 +323,7 @@ impl AdapterError {
             | AdapterError::Timeout { stderr, .. }
             | AdapterError::MalformedOutput { stderr, .. } => Some(stderr),
             AdapterError::SourceTokenReturned { .. }
+            | AdapterError::TokenChanged { .. }
             | AdapterError::UnsupportedSource { .. }
             | AdapterError::RuntimeNotFound { .. }
             | AdapterError::CommandNotRun { .. } => None,
@@ -397,13 +426,35 @@ mod tests {
             AdapterError::UnsupportedSource { .. } => 5,
             AdapterError::RuntimeNotFound { .. } => 6,
             AdapterError::CommandNotRun { .. } => 7,
+            AdapterError::TokenChanged { .. } => 8,
         }
+    }
+
+    #[test]
+    fn a_restore_names_the_seats_own_session_and_keeps_its_token() {
+        let token = id("0b0165d7-own");
+        let runtime = SeatRuntime::Codex;
+        let failed = AdapterError::Command {
+            runtime,
+            attempt: Attempt::Restore { token: token.clone() },
+            status: 1,
+            stderr: String::new(),
+            reported: None,
+        };
+        assert_eq!(failed.step().as_str(), "restore_command");
+        assert!(failed.to_string().contains("restore the seat's own session 0b0165d7-own"), "{failed}");
+        let changed = AdapterError::TokenChanged { runtime, token, reported: id("other") };
+        assert_eq!((changed.step().as_str(), changed.code()), ("restore_command", "token_changed"));
+        assert!(changed.to_string().contains("the seat keeps its own token"), "{changed}");
     }
 
     #[test]
     fn every_message_is_worded_honestly() {
         let errors = every_variant();
-        let mut seen = [false; 8];
+        // A restore continues the seat's own session by design, so its words are tested on
+        // their own (`a_restore_names_the_seats_own_session_and_keeps_its_token`).
+        let mut seen = [false; 9];
+        seen[8] = true;
         for error in &errors {
             seen[covered(error)] = true;
             let message = error.to_string().to_lowercase();

@@ -10,6 +10,7 @@
 //! - `error.rs`: [`AdapterError`], the failed [`Step`] and the [`Attempt`].
 //! - `claude.rs`: [`ClaudeCodeAdapter`]. `codex.rs`: [`CodexAdapter`].
 //!   `terminal.rs`: [`TerminalAdapter`].
+//! - `usage.rs`: what a runtime's output says the command used.
 //! - `limits.rs`: the bounds, each with why.
 
 use std::future::Future;
@@ -17,6 +18,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
+use crate::agent::brain::Usage;
 use crate::rig::{Member, NativeId, RigId, SeatRuntime};
 
 mod capture;
@@ -26,6 +28,7 @@ mod command;
 mod error;
 pub mod limits;
 mod terminal;
+mod usage;
 
 pub use claude::ClaudeCodeAdapter;
 pub use codex::CodexAdapter;
@@ -58,6 +61,15 @@ pub trait SeatAdapter: Send + Sync {
 
     /// Starts a new seat with a fresh conversation.
     fn start<'a>(&'a self, seat: &'a SeatLaunch) -> BoxFuture<'a, Result<Realized, AdapterError>>;
+
+    /// Continues a realized seat's OWN conversation, `token` (never its source's): Claude Code
+    /// `--resume <token>`, Codex `exec resume <token>`. The result carries `token` again; a
+    /// runtime that reports another id is refused, since the seat's token is final.
+    fn restore<'a>(
+        &'a self,
+        seat: &'a SeatLaunch,
+        token: &'a NativeId,
+    ) -> BoxFuture<'a, Result<Realized, AdapterError>>;
 }
 
 /// One seat to start: the member, resolved.
@@ -75,6 +87,12 @@ pub struct SeatLaunch {
     pub timeout: Duration,
     /// Variables set on top of the inherited environment for the runtime's command.
     pub env: Vec<(String, String)>,
+    /// The program to run instead of the adapter's own (a profile's `cli.program`), if any.
+    pub program: Option<String>,
+    /// The flags the member's profile adds (`CliSettings::flags`: model, permission mode or
+    /// sandbox, tools, max turns, extra arguments), placed before the adapter's own session
+    /// arguments and the prompt.
+    pub flags: Vec<String>,
 }
 
 /// A seat the runtime realized.
@@ -85,14 +103,17 @@ pub struct Realized {
     /// What the runtime reported (the parsed result or events, by adapter), with a `summary`
     /// sentence in honest wording.
     pub detail: serde_json::Value,
+    /// What the runtime reported the command used (tokens, and cost when it reports one);
+    /// `None` when it reported nothing.
+    pub usage: Option<Usage>,
 }
 
 impl SeatLaunch {
-    /// The command running `program` with `args` in this seat's directory, environment and
-    /// time bound.
+    /// The command running `program` (or the profile's own) with `args` in this seat's
+    /// directory, environment and time bound.
     fn command(&self, program: &str, args: Vec<String>) -> SeatCommand {
         SeatCommand {
-            program: program.to_owned(),
+            program: self.program.clone().unwrap_or_else(|| program.to_owned()),
             args,
             cwd: self.cwd.clone(),
             env: self.env.clone(),

@@ -60,7 +60,22 @@ impl SeatAdapter for TerminalAdapter {
                 "conversation": null,
                 "prompt_unused": !seat.prompt.is_empty(),
             });
-            Ok(Realized { token, detail })
+            Ok(Realized { token, detail, usage: None })
+        })
+    }
+
+    fn restore<'a>(
+        &'a self,
+        seat: &'a SeatLaunch,
+        token: &'a NativeId,
+    ) -> BoxFuture<'a, Result<Realized, AdapterError>> {
+        Box::pin(async move {
+            let detail = json!({
+                "summary": format!("terminal seat {token} has no conversation; whoever attaches opens the shell again"),
+                "cwd": seat.cwd.display().to_string(),
+                "conversation": null,
+            });
+            Ok(Realized { token: token.clone(), detail, usage: None })
         })
     }
 }

@@ -225,14 +225,22 @@ impl RigRunner {
                 result: None,
                 failed_step: None,
                 error: None,
-                usage: None,
+                usage: seat.usage,
+                stderr: None,
+                unrecorded_token: None,
+                restored: false,
             }),
         }
     }
 
     /// Resumes what the runtime paused in a live native seat's subtree. Returns what tells a
     /// later seat forked from this one (`seat:<member>`) that it ended, as in `run`.
-    async fn begin_continue(&self, rig: &RigId, member: &Member, pid: Pid) -> watch::Sender<Option<Pid>> {
+    pub(super) async fn begin_continue(
+        &self,
+        rig: &RigId,
+        member: &Member,
+        pid: Pid,
+    ) -> watch::Sender<Option<Pid>> {
         let (done, receiver) = watch::channel(None);
         self.ended.lock().insert((rig.clone(), member.id.to_string()), receiver);
         // A seat whose token was recorded but whose agent was never released (the run ended
@@ -281,7 +289,7 @@ impl RigRunner {
         outcome
     }
 
-    fn report(&self, member: &Member, status: SeatStatus, pid: Option<Pid>, note: String) {
+    pub(super) fn report(&self, member: &Member, status: SeatStatus, pid: Option<Pid>, note: String) {
         let id = member.id.to_string();
         self.progress.send_modify(|seats| {
             seats.insert(id.clone(), SeatProgress { member: id, status, pid, note });

@@ -4,10 +4,20 @@
 //! Order: seats launch concurrently, except that a seat forked from another seat of the same
 //! rig (`native_id: seat:<member>`) waits until that seat's session has ended, so it forks the
 //! finished conversation. A seat counts as launched only once its new token is durably
-//! written; a native seat whose token cannot be written is terminated and recorded failed.
+//! written; a native seat whose token cannot be written is terminated and recorded failed,
+//! and an external seat's new token that cannot be written is reported by value
+//! ([`SeatOutcome::unrecorded_token`]), never dropped. Store writes are retried within a bound
+//! (`persist.rs`).
+//!
+//! [`RigRunner::interrupt`] stops a run: every seat command still running is killed with its
+//! whole process group, each seat not yet realized is recorded failed at step `interrupted`,
+//! and a realized native seat's process is left to the runtime's shutdown, which pauses it
+//! so that `agentvisor run --resume` continues it.
 
 use super::hosts::RigHosts;
+use super::persist::persist;
 use super::seat::SeatOutcome;
+use super::settings::seat_cli;
 use crate::actors::kernel::status::SignalKind;
 use crate::actors::runtime::Runtime;
 use crate::actors::{Outcome, Pid};
@@ -25,12 +35,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 /// The prefix of a native id naming a seat of the same rig: `seat:<member>`.
 pub const SEAT_REF_PREFIX: &str = "seat:";
 
-/// How long an external runtime's command may run before it is killed.
+/// How long an external runtime's command may run before it is killed, when the member's
+/// profile sets no `cli.timeout_ms`.
 pub const EXTERNAL_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The failed step of a seat a run's interruption stopped before it was realized.
+pub const INTERRUPTED_STEP: &str = "interrupted";
 
 /// The adapters for the external runtimes.
 pub struct Adapters {
@@ -82,19 +97,30 @@ pub struct RigRunner {
     pub(super) rt: Arc<Runtime>,
     pub(super) hosts: Arc<RigHosts>,
     pub(super) store: Arc<dyn SeatStore>,
-    adapters: Arc<Adapters>,
-    base: PathBuf,
+    pub(super) adapters: Arc<Adapters>,
+    pub(super) base: PathBuf,
     pub(super) progress: watch::Sender<BTreeMap<String, SeatProgress>>,
     /// Native seats' processes by rig and member, once launched, and whether their session
     /// ended. Keyed by rig too: one runner may run several rigs with the same member ids, and
     /// `seat:<member>` names a seat of the forking seat's own rig.
     pub(super) ended: Arc<parking_lot::Mutex<HashMap<SeatKey, watch::Receiver<Option<Pid>>>>>,
+    /// Cancelled when the run is interrupted.
+    interrupt: CancellationToken,
 }
 
 /// A seat of one rig: its rig and member id.
 pub(super) type SeatKey = (RigId, String);
 
-type Failure = (String, String, Option<String>);
+/// Why a seat was not realized.
+#[derive(Debug)]
+pub(super) struct Failure {
+    pub(super) step: String,
+    pub(super) error: String,
+    /// The runtime's standard error.
+    pub(super) stderr: Option<String>,
+    /// A new native token the runtime created that the store refused to record.
+    pub(super) unrecorded_token: Option<String>,
+}
 
 impl RigRunner {
     /// A runner on `rt` (whose options registered `hosts`' images), keeping seat state in
@@ -117,7 +143,27 @@ impl RigRunner {
             base,
             progress: watch::channel(BTreeMap::new()).0,
             ended: Arc::default(),
+            interrupt: CancellationToken::new(),
         }
+    }
+
+    /// Interrupts the run (SIGINT, SIGTERM): every seat command still running is killed with
+    /// its whole process group, each seat not yet realized is recorded failed at step
+    /// [`INTERRUPTED_STEP`], and every launch still waiting returns at once. A realized native
+    /// seat's process keeps its state for the runtime's shutdown to pause. Seats launched after
+    /// this are recorded interrupted without starting.
+    pub fn interrupt(&self) {
+        self.interrupt.cancel();
+    }
+
+    /// What [`Self::interrupt`] cancels, for a signal handler to hold.
+    pub fn interruption(&self) -> CancellationToken {
+        self.interrupt.clone()
+    }
+
+    /// Whether the run was interrupted.
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.is_cancelled()
     }
 
     /// Seat progress as it changes.
@@ -184,6 +230,8 @@ impl RigRunner {
                 rig: rig.clone(),
                 member: member.clone(),
                 done: senders.remove(member.id.as_str()),
+                interrupt: self.interrupt.clone(),
+                spawned: None,
             };
             tasks.push(tokio::spawn(seat.run()));
         }
@@ -210,20 +258,26 @@ struct SeatTask {
     rig: RigId,
     member: Member,
     done: Option<watch::Sender<Option<Pid>>>,
+    interrupt: CancellationToken,
+    /// A native seat's held process, once spawned and until its token is recorded.
+    spawned: Option<Pid>,
 }
 
 impl SeatTask {
     async fn run(mut self) -> SeatOutcome {
         let done = self.done.take();
-        let outcome = match self.launch().await {
-            Ok(outcome) => outcome,
-            Err((step, error, stderr)) => {
-                let _ = self.store.fail(&self.rig, &self.member.id, &step, &error, stderr.as_deref());
-                self.report(SeatStatus::Failed, None, format!("failed at {step}: {error}"));
-                let mut outcome = failed_outcome(&self.member, &step, &error);
-                outcome.source = source_value(&self.member);
-                outcome
-            }
+        let interrupt = self.interrupt.clone();
+        // Dropping the launch on an interruption kills any runtime command it runs, with its
+        // process group.
+        let launched = tokio::select! {
+            biased;
+            () = interrupt.cancelled() => None,
+            launched = self.launch() => Some(launched),
+        };
+        let outcome = match launched {
+            Some(Ok(outcome)) => outcome,
+            Some(Err(failure)) => self.failed(failure).await,
+            None => self.interrupted().await,
         };
         if let Some(done) = done {
             let pid = outcome.pid.as_deref().and_then(|p| p.parse().ok());
@@ -232,6 +286,62 @@ impl SeatTask {
             drop(done);
         }
         outcome
+    }
+
+    /// Records the seat failed (retrying a refused write within the bound) and its outcome.
+    async fn failed(&self, failure: Failure) -> SeatOutcome {
+        let Failure { step, mut error, stderr, unrecorded_token } = failure;
+        let recorded =
+            persist(|| self.store.fail(&self.rig, &self.member.id, &step, &error, stderr.as_deref())).await;
+        if let Err((e, tries)) = recorded {
+            error = format!("{error}; recording the failure was refused too ({tries} tries: {e})");
+        }
+        self.report(SeatStatus::Failed, None, format!("failed at {step}: {error}"));
+        let mut outcome = failed_outcome(&self.member, &step, &error);
+        outcome.stderr = stderr.filter(|text| !text.trim().is_empty());
+        outcome.unrecorded_token = unrecorded_token;
+        outcome
+    }
+
+    /// The seat's outcome once the run was interrupted while it launched or ran.
+    async fn interrupted(&mut self) -> SeatOutcome {
+        let seat = self.store.seat(&self.rig, &self.member.id).ok().flatten();
+        if let Some(seat) = seat.filter(|seat| seat.status == SeatStatus::Realized) {
+            // A running native seat: the runtime's shutdown pauses its process.
+            let pid = seat.pid.as_deref().and_then(|p| p.parse().ok());
+            let note = "interrupted: its process is paused; `agentvisor run --resume` continues it";
+            self.report(SeatStatus::Realized, pid, note.to_string());
+            return SeatOutcome {
+                member: self.member.id.to_string(),
+                runtime: self.member.runtime.to_string(),
+                status: SeatStatus::Realized,
+                token: seat.token.map(|t| t.to_string()),
+                source: source_value(&self.member),
+                pid: seat.pid,
+                process_status: Some("paused".to_string()),
+                result: None,
+                failed_step: None,
+                error: Some(note.to_string()),
+                usage: seat.usage,
+                stderr: None,
+                unrecorded_token: None,
+                restored: false,
+            };
+        }
+        if let Some(pid) = self.spawned.take() {
+            // Held and never released: it never ran.
+            let reason = Some("the run was interrupted before the seat was realized".to_string());
+            let _ = self.rt.signal(pid, SignalKind::Terminate, reason).await;
+            let _ = self.rt.wait_terminal(pid).await;
+        }
+        let error = format!(
+            "the run was interrupted before this seat was realized; {}",
+            match self.member.runtime {
+                SeatRuntime::Native => "no agent of it ran",
+                _ => "its runtime's command was killed with its whole process group",
+            }
+        );
+        self.failed(failure(INTERRUPTED_STEP, error)).await
     }
 
     fn report(&self, status: SeatStatus, pid: Option<Pid>, note: String) {
@@ -264,7 +374,9 @@ impl SeatTask {
             host.source_window(&pid.to_string())
                 .map_err(|e| failure("resolve", format!("native: the source session cannot be read: {e}")))?;
         }
-        self.store.resolve(&self.rig, &self.member.id).map_err(|e| failure("persist", e.to_string()))?;
+        persist(|| self.store.resolve(&self.rig, &self.member.id))
+            .await
+            .map_err(|(e, _)| failure("persist", e.to_string()))?;
         self.report(SeatStatus::Resolved, None, "resolved".into());
         // Held: the agent does nothing until its token is durable and the runner releases it.
         let source_text = source.map(|pid| pid.to_string());
@@ -274,7 +386,12 @@ impl SeatTask {
         // The seat's own new token, chosen before launch and never the source's.
         let token = NativeId(uuid::Uuid::now_v7().to_string());
         let pid = self.rt.spawn_root(spec).await.map_err(|e| failure("launch", e.to_string()))?;
-        if let Err(e) = self.store.realize(&self.rig, &self.member.id, &token, Some(&pid.to_string())) {
+        self.spawned = Some(pid);
+        let pid_text = pid.to_string();
+        let realized =
+            persist(|| self.store.realize(&self.rig, &self.member.id, &token, Some(&pid_text))).await;
+        if let Err((e, tries)) = realized {
+            self.spawned = None;
             // Not launched until its token is durable: end the held process, which never ran.
             let _ = self
                 .rt
@@ -283,9 +400,10 @@ impl SeatTask {
             let _ = self.rt.wait_terminal(pid).await;
             return Err(failure(
                 "persist",
-                format!("the new seat's token could not be written durably: {e}"),
+                format!("the new seat's token could not be written durably ({tries} tries): {e}"),
             ));
         }
+        self.spawned = None;
         host.release(&self.rt, pid).await.map_err(|e| failure("launch", e.to_string()))?;
         let origin = match &self.member.session_source {
             Some(SessionSource::Fork { native_id }) => format!("forked from source session {native_id}"),
@@ -294,7 +412,20 @@ impl SeatTask {
         self.report(SeatStatus::Realized, Some(pid), format!("running ({origin})"));
         let row = self.rt.wait_terminal(pid).await.map_err(|e| failure("run", e.to_string()))?;
         self.report(SeatStatus::Realized, Some(pid), format!("{} ({origin})", row.status));
-        Ok(native_outcome(&self.rt, &self.member, &token, &row))
+        let outcome = native_outcome(&self.rt, &self.member, &token, &row);
+        if let Some(usage) = &outcome.usage {
+            self.record_usage(usage).await;
+        }
+        Ok(outcome)
+    }
+
+    /// Records what the seat used; a refusal past the bound is logged, the seat stays realized.
+    async fn record_usage(&self, usage: &Usage) {
+        if let Err((error, tries)) =
+            persist(|| self.store.record_usage(&self.rig, &self.member.id, usage)).await
+        {
+            tracing::warn!(rig = %self.rig, member = %self.member.id, %error, tries, "a seat's usage was not recorded");
+        }
     }
 
     /// A native id: `seat:<member>` (a seat of this rig, once its session has ended), the
@@ -357,19 +488,10 @@ impl SeatTask {
     }
 
     async fn launch_external(&mut self, runtime: SeatRuntime) -> Result<SeatOutcome, Failure> {
-        let adapter = match runtime {
-            SeatRuntime::ClaudeCode => Arc::clone(&self.adapters.claude),
-            SeatRuntime::Codex => Arc::clone(&self.adapters.codex),
-            _ => Arc::clone(&self.adapters.terminal),
-        };
-        let launch = SeatLaunch {
-            rig: self.rig.clone(),
-            member: self.member.clone(),
-            cwd: self.base.join(&self.member.cwd),
-            prompt: self.member.prompt.clone().unwrap_or_else(|| "Begin.".to_string()),
-            timeout: self.adapters.timeout,
-            env: Vec::new(),
-        };
+        let adapter = self.adapters.for_runtime(runtime);
+        let prompt = self.member.prompt.clone().unwrap_or_else(|| "Begin.".to_string());
+        let launch = seat_launch(&self.hosts, &self.adapters, &self.base, &self.rig, &self.member, prompt)
+            .map_err(|e| failure("resolve", e))?;
         // The external runtime resolves the source itself, as part of its fork command.
         let realized = match &self.member.session_source {
             Some(SessionSource::Fork { native_id }) => {
@@ -379,33 +501,96 @@ impl SeatTask {
             None => adapter.start(&launch).await,
         }
         .map_err(adapter_failure)?;
-        self.store.resolve(&self.rig, &self.member.id).map_err(|e| failure("persist", e.to_string()))?;
-        self.store.realize(&self.rig, &self.member.id, &realized.token, None).map_err(|e| {
-            failure("persist", format!("the new seat's token could not be written durably: {e}"))
-        })?;
+        let token = &realized.token;
+        let recorded = match persist(|| self.store.resolve(&self.rig, &self.member.id)).await {
+            Ok(_) => persist(|| self.store.realize(&self.rig, &self.member.id, token, None)).await,
+            Err(refused) => Err(refused),
+        };
+        if let Err((e, tries)) = recorded {
+            return Err(Failure {
+                step: "persist".to_string(),
+                error: format!(
+                    "{runtime} created session {token} for this seat, but the seat store refused to record \
+                     it ({tries} tries: {e}); the session exists in {runtime} under that token"
+                ),
+                stderr: None,
+                unrecorded_token: Some(token.to_string()),
+            });
+        }
+        if let Some(usage) = &realized.usage {
+            self.record_usage(usage).await;
+        }
         self.report(SeatStatus::Realized, None, format!("realized as {}", realized.token));
-        Ok(SeatOutcome {
-            member: self.member.id.to_string(),
-            runtime: runtime.to_string(),
-            status: SeatStatus::Realized,
-            token: Some(realized.token.to_string()),
-            source: source_value(&self.member),
-            pid: None,
-            process_status: None,
-            result: Some(realized.detail),
-            failed_step: None,
-            error: None,
-            usage: None,
-        })
+        Ok(external_outcome(&self.member, realized))
     }
 }
 
-fn failure(step: &str, error: String) -> Failure {
-    (step.to_string(), error, None)
+impl Adapters {
+    /// The adapter for an external `runtime`'s seats (`terminal` for anything not Claude Code
+    /// or Codex).
+    pub(super) fn for_runtime(&self, runtime: SeatRuntime) -> Arc<dyn SeatAdapter> {
+        match runtime {
+            SeatRuntime::ClaudeCode => Arc::clone(&self.claude),
+            SeatRuntime::Codex => Arc::clone(&self.codex),
+            _ => Arc::clone(&self.terminal),
+        }
+    }
 }
 
-fn adapter_failure(e: AdapterError) -> Failure {
-    (e.step().as_str().to_string(), e.to_string(), e.stderr().map(str::to_string))
+/// The launch of `member`'s seat on its external runtime: its directory, its prompt, and its
+/// profile's command settings (program, flags, environment, timeout).
+pub(super) fn seat_launch(
+    hosts: &RigHosts,
+    adapters: &Adapters,
+    base: &std::path::Path,
+    rig: &RigId,
+    member: &Member,
+    prompt: String,
+) -> Result<SeatLaunch, String> {
+    let cli = seat_cli(hosts, member)?;
+    Ok(SeatLaunch {
+        rig: rig.clone(),
+        member: member.clone(),
+        cwd: base.join(&member.cwd),
+        prompt,
+        timeout: cli.timeout.unwrap_or(adapters.timeout),
+        env: cli.env,
+        program: cli.program,
+        flags: cli.flags,
+    })
+}
+
+/// A realized external seat's outcome: its token, what its runtime reported and used.
+pub(super) fn external_outcome(member: &Member, realized: crate::rig::adapter::Realized) -> SeatOutcome {
+    SeatOutcome {
+        member: member.id.to_string(),
+        runtime: member.runtime.to_string(),
+        status: SeatStatus::Realized,
+        token: Some(realized.token.to_string()),
+        source: source_value(member),
+        pid: None,
+        process_status: None,
+        result: Some(realized.detail),
+        failed_step: None,
+        error: None,
+        usage: realized.usage,
+        stderr: None,
+        unrecorded_token: None,
+        restored: false,
+    }
+}
+
+pub(super) fn failure(step: &str, error: String) -> Failure {
+    Failure { step: step.to_string(), error, stderr: None, unrecorded_token: None }
+}
+
+pub(super) fn adapter_failure(e: AdapterError) -> Failure {
+    Failure {
+        step: e.step().as_str().to_string(),
+        error: e.to_string(),
+        stderr: e.stderr().map(str::to_string),
+        unrecorded_token: None,
+    }
 }
 
 pub(super) fn source_value(member: &Member) -> Option<String> {
@@ -425,6 +610,9 @@ pub(super) fn failed_outcome(member: &Member, step: &str, error: &str) -> SeatOu
         failed_step: Some(step.to_string()),
         error: Some(error.to_string()),
         usage: None,
+        stderr: None,
+        unrecorded_token: None,
+        restored: false,
     }
 }
 
@@ -454,6 +642,9 @@ pub(super) fn native_outcome(
         failed_step: None,
         error: None,
         usage: Some(subtree_usage(rt, row.pid)),
+        stderr: None,
+        unrecorded_token: None,
+        restored: false,
     }
 }
 

@@ -28,13 +28,29 @@ pub struct SeatOutcome {
     pub failed_step: Option<String>,
     /// The error, for a failed seat.
     pub error: Option<String>,
-    /// Usage over the seat's whole subtree (native seats).
+    /// What the seat used: a native seat's whole subtree, or what its external runtime
+    /// reported (tokens, and cost when the runtime reports one).
     pub usage: Option<Usage>,
+    /// The end of the runtime's standard error, for a failed seat whose runtime wrote any.
+    pub stderr: Option<String>,
+    /// A new native token the runtime created for this seat that the seat store refused to
+    /// record: the session exists under it, and this is the only place it is reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unrecorded_token: Option<String>,
+    /// Whether this outcome is a restore of the seat's own session (`rig restore`); left out
+    /// of JSON for a launch.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub restored: bool,
 }
 
 impl SeatOutcome {
-    /// How the seat started, in words a person reads: never "resumed" or "restored".
+    /// How the seat started, in words a person reads: a launch is never called "resumed" or
+    /// "restored"; a restore names the seat's own session.
     pub fn origin(&self) -> String {
+        if self.restored {
+            let token = self.token.as_deref().unwrap_or("-");
+            return format!("restored seat {} (its own session {token})", self.member);
+        }
         match &self.source {
             Some(source) => format!("forked from source session {source}"),
             None => "fresh session".to_string(),

@@ -100,6 +100,18 @@ pub enum StoreError {
         /// The seat that holds it.
         holder_member: MemberId,
     },
+    /// Usage is recorded only on a realized seat (one that ran).
+    #[error(
+        "failed to record usage of seat {member} of rig {rig}: it is {status}, and only a realized seat ran"
+    )]
+    NotRealized {
+        /// The rig.
+        rig: RigId,
+        /// The seat.
+        member: MemberId,
+        /// Its status.
+        status: SeatStatus,
+    },
     /// The backing store failed; its own error, as text.
     #[error("failed to reach the seat store: {message}")]
     Backend {
@@ -150,6 +162,7 @@ impl StoreError {
             StoreError::Transition(_) => "illegal_transition",
             StoreError::TokenIsSource { .. } => "token_is_source",
             StoreError::TokenTaken { .. } => "token_taken",
+            StoreError::NotRealized { .. } => "not_realized",
             StoreError::Backend { .. } => "backend",
             StoreError::FailStopped { .. } => "fail_stopped",
             StoreError::UnsupportedSchema { .. } => "unsupported_schema",

@@ -3,6 +3,7 @@
 //! written (the seat must not be launched).
 
 use super::{RigRecord, SeatRecord, SeatStore, StoreError};
+use crate::agent::brain::Usage;
 use crate::rig::{Member, MemberId, NativeId, RigId, RigSpec};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,6 +22,8 @@ pub enum SeatOperation {
     Realize,
     /// [`SeatStore::fail`].
     Fail,
+    /// [`SeatStore::record_usage`].
+    RecordUsage,
     /// [`SeatStore::seat`].
     Seat,
     /// [`SeatStore::seats`].
@@ -40,6 +43,7 @@ impl SeatOperation {
             SeatOperation::Resolve => "resolve a seat",
             SeatOperation::Realize => "realize a seat",
             SeatOperation::Fail => "record a failed seat",
+            SeatOperation::RecordUsage => "record a seat's usage",
             SeatOperation::Seat => "read a seat",
             SeatOperation::Seats => "read a rig's seats",
             SeatOperation::Rigs => "read the rigs",
@@ -129,6 +133,11 @@ impl<S: SeatStore> SeatStore for FailingSeatStore<S> {
     ) -> Result<SeatRecord, StoreError> {
         self.gate(SeatOperation::Fail)?;
         self.inner.fail(rig, member, step, error, stderr)
+    }
+
+    fn record_usage(&self, rig: &RigId, member: &MemberId, usage: &Usage) -> Result<SeatRecord, StoreError> {
+        self.gate(SeatOperation::RecordUsage)?;
+        self.inner.record_usage(rig, member, usage)
     }
 
     fn seat(&self, rig: &RigId, member: &MemberId) -> Result<Option<SeatRecord>, StoreError> {

@@ -2,6 +2,7 @@
 //! no durability. "Durable" here means visible to every later call on the same store.
 
 use super::{RigRecord, SeatRecord, SeatStore, StoreError, known_rigs, now_ms, rig_record, transition};
+use crate::agent::brain::Usage;
 use crate::rig::{Member, MemberId, NativeId, RigId, RigSpec};
 use parking_lot::Mutex;
 
@@ -122,6 +123,11 @@ impl SeatStore for MemorySeatStore {
     ) -> Result<SeatRecord, StoreError> {
         let now = now_ms();
         self.state.lock().update(rig, member, |_, seat| transition::fail(seat, step, error, stderr, now))
+    }
+
+    fn record_usage(&self, rig: &RigId, member: &MemberId, usage: &Usage) -> Result<SeatRecord, StoreError> {
+        let now = now_ms();
+        self.state.lock().update(rig, member, |_, seat| transition::record_usage(seat, usage, now))
     }
 
     fn seat(&self, rig: &RigId, member: &MemberId) -> Result<Option<SeatRecord>, StoreError> {

@@ -7,7 +7,7 @@
 //! - `seat.rs`: [`SeatStatus`], [`SeatRecord`] (with [`SeatRecord::check`], its invariants),
 //!   [`RigRecord`].
 //! - `error.rs`: [`StoreError`] (stable [`StoreError::code`]s) and [`TransitionError`].
-//! - `transition.rs`: declare, resolve, realize, fail as record → record.
+//! - `transition.rs`: declare, resolve, realize, fail and record usage as record → record.
 //! - `memory.rs`: [`MemorySeatStore`]. `sqlite/`: [`SqliteSeatStore`], its own file.
 //! - `failing.rs`: [`FailingSeatStore`], a test double that fails a chosen [`SeatOperation`].
 //! - `limits.rs`: how much standard error and error text a failed seat keeps.
@@ -36,6 +36,7 @@ pub use memory::MemorySeatStore;
 pub use seat::{RigRecord, SeatRecord, SeatStatus};
 pub use sqlite::{SEAT_STORE_FILE, SEAT_STORE_SCHEMA_VERSION, SqliteSeatStore};
 
+use crate::agent::brain::Usage;
 use crate::rig::{Member, MemberId, NativeId, RigId, RigSpec};
 use std::sync::Arc;
 
@@ -75,6 +76,11 @@ pub trait SeatStore: Send + Sync {
         error: &str,
         stderr: Option<&str>,
     ) -> Result<SeatRecord, StoreError>;
+
+    /// Records what a realized seat has used in all (`usage` replaces what was recorded);
+    /// its status does not change. Refuses a seat that is not realized
+    /// ([`StoreError::NotRealized`]).
+    fn record_usage(&self, rig: &RigId, member: &MemberId, usage: &Usage) -> Result<SeatRecord, StoreError>;
 
     /// The seat, if `rig` has it.
     fn seat(&self, rig: &RigId, member: &MemberId) -> Result<Option<SeatRecord>, StoreError>;
@@ -117,6 +123,9 @@ impl<S: SeatStore + ?Sized> SeatStore for Arc<S> {
         stderr: Option<&str>,
     ) -> Result<SeatRecord, StoreError> {
         (**self).fail(rig, member, step, error, stderr)
+    }
+    fn record_usage(&self, rig: &RigId, member: &MemberId, usage: &Usage) -> Result<SeatRecord, StoreError> {
+        (**self).record_usage(rig, member, usage)
     }
     fn seat(&self, rig: &RigId, member: &MemberId) -> Result<Option<SeatRecord>, StoreError> {
         (**self).seat(rig, member)

@@ -1,6 +1,7 @@
 //! The persisted records: a rig as created, and each seat's state on the way from declared to
 //! realized or failed.
 
+use crate::agent::brain::Usage;
 use crate::rig::{Member, MemberId, NativeId, RigId, SeatRuntime, SessionSource};
 use std::fmt;
 
@@ -94,6 +95,11 @@ pub struct SeatRecord {
     pub updated_at_ms: u64,
     /// The member as declared, as JSON.
     pub member_json: String,
+    /// On a realized seat: what its runtime reported it used, over every command run for it
+    /// (its launch and each restore) — for a native seat, its process subtree's usage once
+    /// the process ended. `None` until something was reported.
+    #[serde(default)]
+    pub usage: Option<Usage>,
 }
 
 impl SeatRecord {
@@ -107,7 +113,7 @@ impl SeatRecord {
     ///
     /// - a token is set exactly when the seat is realized, and it is never the source;
     /// - a failed step and an error are set exactly when the seat failed, standard error only
-    ///   then, and a pid only on a realized seat;
+    ///   then, and a pid and usage only on a realized seat;
     /// - the declared member decodes, and its id, runtime and source are the record's;
     /// - it was not updated before it was declared.
     pub fn check(&self) -> Result<(), String> {
@@ -127,6 +133,9 @@ impl SeatRecord {
         }
         if self.pid.is_some() && !realized {
             return Err(format!("a {} seat has a pid", self.status));
+        }
+        if self.usage.is_some() && !realized {
+            return Err(format!("a {} seat has usage", self.status));
         }
         if self.updated_at_ms < self.declared_at_ms {
             return Err("the seat was updated before it was declared".into());

@@ -5,6 +5,7 @@
 use super::error::{StoreError, TransitionError};
 use super::limits::{ERROR_BYTES_MAX, STDERR_BYTES_MAX, STEP_BYTES_MAX};
 use super::seat::{SeatRecord, SeatStatus, source_of};
+use crate::agent::brain::Usage;
 use crate::rig::{Member, NativeId, RigId};
 
 /// The record of `member`, newly declared in `rig` at `now_ms`.
@@ -26,6 +27,7 @@ pub(crate) fn declare(rig: &RigId, member: &Member, now_ms: u64) -> Result<SeatR
         declared_at_ms: now_ms,
         updated_at_ms: now_ms,
         member_json,
+        usage: None,
     })
 }
 
@@ -65,6 +67,21 @@ pub(crate) fn realize(
     next.status = SeatStatus::Realized;
     next.token = Some(token.clone());
     next.pid = pid.map(str::to_owned);
+    checked(next)
+}
+
+/// `seat` (realized) with `usage` as what it has used in all: its status does not change.
+pub(crate) fn record_usage(seat: &SeatRecord, usage: &Usage, now_ms: u64) -> Result<SeatRecord, StoreError> {
+    if seat.status != SeatStatus::Realized {
+        return Err(StoreError::NotRealized {
+            rig: seat.rig.clone(),
+            member: seat.member.clone(),
+            status: seat.status,
+        });
+    }
+    let mut next = seat.clone();
+    next.updated_at_ms = now_ms.max(seat.updated_at_ms);
+    next.usage = Some(*usage);
     checked(next)
 }
 

@@ -120,6 +120,7 @@ pub(super) fn check_member(
         cwd: cwd.unwrap_or_else(|| DEFAULT_CWD.to_owned()),
         prompt,
         session_source,
+        restore_policy: None,
     })
 }
 

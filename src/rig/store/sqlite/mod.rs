@@ -23,6 +23,7 @@ mod schema;
 pub use schema::SEAT_STORE_SCHEMA_VERSION;
 
 use super::{RigRecord, SeatRecord, SeatStore, StoreError, known_rigs, now_ms, rig_record, transition};
+use crate::agent::brain::Usage;
 use crate::rig::{Member, MemberId, NativeId, RigId, RigSpec};
 use parking_lot::Mutex;
 use rows::{RIG_COLUMNS, SEAT_COLUMNS};
@@ -137,7 +138,7 @@ impl SqliteSeatStore {
             let next = change(tx, &seat)?;
             tx.prepare_cached(
                 "UPDATE seats SET status = ?3, token = ?4, failed_step = ?5, error = ?6, stderr = ?7, \
-                 pid = ?8, updated_at_ms = ?9 WHERE rig = ?1 AND member = ?2",
+                 pid = ?8, updated_at_ms = ?9, usage_json = ?10 WHERE rig = ?1 AND member = ?2",
             )
             .and_then(|mut statement| {
                 statement.execute(params![
@@ -150,6 +151,7 @@ impl SqliteSeatStore {
                     next.stderr,
                     next.pid,
                     rows::sql_millis(next.updated_at_ms).map_err(|e| to_sql_error(&e))?,
+                    rows::usage_json(&next).map_err(|e| to_sql_error(&e))?,
                 ])
             })
             .map_err(|e| backend(&format!("write seat {member} of rig {rig}"), &e))?;
@@ -209,7 +211,7 @@ fn unknown_rig(conn: &Connection, rig: &RigId) -> Result<StoreError, StoreError>
 fn insert_seat(tx: &Transaction<'_>, seat: &SeatRecord) -> Result<(), StoreError> {
     let values = rows::seat_values(seat)?;
     tx.prepare_cached(&format!(
-        "INSERT INTO seats ({SEAT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+        "INSERT INTO seats ({SEAT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
     ))
     .and_then(|mut statement| statement.execute(rusqlite::params_from_iter(values.iter())))
     .map_err(|e| backend(&format!("declare seat {} of rig {}", seat.member, seat.rig), &e))?;
@@ -302,6 +304,13 @@ impl SeatStore for SqliteSeatStore {
         let now = now_ms();
         self.update(&format!("record seat {member} of rig {rig} as failed"), rig, member, |_, seat| {
             transition::fail(seat, step, error, stderr, now)
+        })
+    }
+
+    fn record_usage(&self, rig: &RigId, member: &MemberId, usage: &Usage) -> Result<SeatRecord, StoreError> {
+        let now = now_ms();
+        self.update(&format!("record the usage of seat {member} of rig {rig}"), rig, member, |_, seat| {
+            transition::record_usage(seat, usage, now)
         })
     }
 

@@ -7,7 +7,7 @@ use rusqlite::{Row, ToSql};
 
 /// The seat columns, in the order [`seat`] reads them and [`seat_values`] writes them.
 pub(super) const SEAT_COLUMNS: &str = "rig, member, runtime, status, source, token, failed_step, error, \
-     stderr, pid, declared_at_ms, updated_at_ms, member_json";
+     stderr, pid, declared_at_ms, updated_at_ms, member_json, usage_json";
 
 /// The rig columns, in the order [`rig`] reads them.
 pub(super) const RIG_COLUMNS: &str = "id, spec_path, spec_json, created_at_ms";
@@ -18,6 +18,7 @@ pub(super) struct RawSeat {
     declared_at_ms: i64,
     updated_at_ms: i64,
     member_json: String,
+    usage_json: Option<String>,
 }
 
 /// Reads a seat row (columns [`SEAT_COLUMNS`]).
@@ -26,7 +27,13 @@ pub(super) fn raw_seat(row: &Row<'_>) -> rusqlite::Result<RawSeat> {
     for (index, slot) in text.iter_mut().enumerate() {
         *slot = row.get(index)?;
     }
-    Ok(RawSeat { text, declared_at_ms: row.get(10)?, updated_at_ms: row.get(11)?, member_json: row.get(12)? })
+    Ok(RawSeat {
+        text,
+        declared_at_ms: row.get(10)?,
+        updated_at_ms: row.get(11)?,
+        member_json: row.get(12)?,
+        usage_json: row.get(13)?,
+    })
 }
 
 /// The record a raw row holds, if it decodes and holds its invariants.
@@ -43,6 +50,12 @@ pub(super) fn seat(raw: RawSeat) -> Result<SeatRecord, StoreError> {
         .ok_or_else(|| damaged(format!("unknown runtime {runtime:?}")))?;
     let status = status.unwrap_or_default();
     let status = SeatStatus::parse(&status).ok_or_else(|| damaged(format!("unknown status {status:?}")))?;
+    let usage = raw
+        .usage_json
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()
+        .map_err(|e| damaged(format!("its usage does not decode: {e}")))?;
     let record = SeatRecord {
         rig: RigId(rig.clone()),
         member: MemberId(member.clone()),
@@ -57,13 +70,14 @@ pub(super) fn seat(raw: RawSeat) -> Result<SeatRecord, StoreError> {
         declared_at_ms: millis(raw.declared_at_ms).ok_or_else(|| damaged("a negative timestamp".into()))?,
         updated_at_ms: millis(raw.updated_at_ms).ok_or_else(|| damaged("a negative timestamp".into()))?,
         member_json: raw.member_json,
+        usage,
     };
     record.check().map_err(damaged)?;
     Ok(record)
 }
 
 /// The values of a seat's row, in [`SEAT_COLUMNS`] order.
-pub(super) fn seat_values(seat: &SeatRecord) -> Result<[Box<dyn ToSql + '_>; 13], StoreError> {
+pub(super) fn seat_values(seat: &SeatRecord) -> Result<[Box<dyn ToSql + '_>; 14], StoreError> {
     Ok([
         Box::new(seat.rig.as_str()),
         Box::new(seat.member.as_str()),
@@ -78,7 +92,15 @@ pub(super) fn seat_values(seat: &SeatRecord) -> Result<[Box<dyn ToSql + '_>; 13]
         Box::new(sql_millis(seat.declared_at_ms)?),
         Box::new(sql_millis(seat.updated_at_ms)?),
         Box::new(seat.member_json.as_str()),
+        Box::new(usage_json(seat)?),
     ])
+}
+
+/// A seat's usage as its column holds it.
+pub(super) fn usage_json(seat: &SeatRecord) -> Result<Option<String>, StoreError> {
+    seat.usage.as_ref().map(serde_json::to_string).transpose().map_err(|e| StoreError::Corrupt {
+        message: format!("seat {}: its usage does not encode: {e}", seat.member),
+    })
 }
 
 /// Reads a rig row (columns [`RIG_COLUMNS`]).

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The schema version this build writes and reads (`PRAGMA user_version`).
-pub const SEAT_STORE_SCHEMA_VERSION: i64 = 1;
+pub const SEAT_STORE_SCHEMA_VERSION: i64 = 2;
 
 /// How long a statement waits for a lock another connection to the file holds. Another
 /// process (a `rig expand` beside `agentvisor run`) writes one seat at a time, in
@@ -46,6 +46,13 @@ CREATE UNIQUE INDEX IF NOT EXISTS seats_token ON seats (token) WHERE token IS NO
 PRAGMA user_version = 1;
 ";
 
+/// Schema version 2: a realized seat's usage (`usage_json`, the `Usage` as JSON), added to a
+/// version 1 file in place; rows written before it have none.
+const SCHEMA_V2: &str = "
+ALTER TABLE seats ADD COLUMN usage_json TEXT NULL CHECK (usage_json IS NULL OR status = 'realized');
+PRAGMA user_version = 2;
+";
+
 /// Opens (creating if needed) the file at `path` for reading and writing: WAL, `synchronous`
 /// FULL, a busy timeout, the schema created on a new file. A file of a newer (or negative)
 /// version is refused before anything in it changes.
@@ -78,10 +85,24 @@ pub(super) fn open(path: &Path) -> Result<Connection, StoreError> {
     conn.pragma_update(None, "synchronous", "FULL").map_err(|e| fail(e.to_string()))?;
     conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| fail(e.to_string()))?;
     if version < SEAT_STORE_SCHEMA_VERSION {
-        // Every statement is `IF NOT EXISTS`, so two processes creating a new file at once
-        // both succeed, one after the other.
-        conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA_V1}COMMIT;"))
-            .map_err(|e| fail(format!("failed to create the schema: {e}")))?;
+        // Under one write lock, the version read again: two processes creating or upgrading a
+        // file at once both succeed, one after the other, and the second changes nothing.
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| fail(e.to_string()))?;
+        let upgraded = user_version(&conn).and_then(|version| {
+            let mut steps = String::new();
+            if version < 1 {
+                steps.push_str(SCHEMA_V1);
+            }
+            if version < 2 {
+                steps.push_str(SCHEMA_V2);
+            }
+            conn.execute_batch(&steps)?;
+            conn.execute_batch("COMMIT")
+        });
+        if let Err(e) = upgraded {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(fail(format!("failed to create or upgrade the schema: {e}")));
+        }
     }
     Ok(conn)
 }
