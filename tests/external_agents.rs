@@ -7,7 +7,7 @@
 
 mod cli_support;
 
-use cli_support::fake_cli::{SECRET, Work, args_of, gone};
+use cli_support::fake_cli::{SECRET, Work, args_of, gone, gone_now};
 use cli_support::text;
 use serde_json::{Value, json};
 use std::process::{Command, Stdio};
@@ -217,10 +217,8 @@ fn after_a_crash_the_session_is_paused_and_resuming_continues_its_own_session() 
     let pids = work.read_pids();
     owner.kill().expect("SIGKILL the owner");
     owner.wait().expect("reaped");
-    // The owner died; the session it ran is an orphan now: end it as a person would.
-    for pid in &pids {
-        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-    }
+    // The owner died; the session command it ran is an orphan now, still running.
+    assert!(pids.iter().all(|pid| !gone_now(*pid)), "the orphan is not running: {pids:?}");
     let rows = work.rows();
     // A read-only view shows the crashed execution as stale; reopened, it is paused.
     assert_eq!((&rows[0]["status"], &rows[0]["stale"]), (&json!("running"), &json!(true)), "{rows:?}");
@@ -228,6 +226,10 @@ fn after_a_crash_the_session_is_paused_and_resuming_continues_its_own_session() 
 
     let out = work.run(&["recover", "--resume"]);
     assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    // The reopened runtime ended the orphan before it continued the session.
+    for pid in &pids {
+        assert!(gone(*pid), "the crashed owner's session command {pid} still runs beside the continued one");
+    }
     let calls = work.invocations();
     assert_eq!(calls.len(), 2, "{calls:?}");
     let first = args_of(&calls[0]);

@@ -112,16 +112,19 @@ pub(crate) fn args_of(invocation: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Whether `pid` is gone (no such process, or a zombie nobody reaps here), waiting a bounded
-/// while for a SIGKILL already sent to land.
+/// Whether `pid` is gone now: no such process, or a zombie nobody reaps here.
+pub(crate) fn gone_now(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => s.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Whether `pid` is gone, waiting a bounded while for a SIGKILL already sent to land.
 pub(crate) fn gone(pid: u32) -> bool {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
-        let dead = match stat {
-            Err(_) => true,
-            Ok(s) => s.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        };
+        let dead = gone_now(pid);
         if dead || std::time::Instant::now() > deadline {
             return dead;
         }

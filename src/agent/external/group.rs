@@ -38,3 +38,49 @@ impl Drop for ProcessGroup {
         self.kill();
     }
 }
+
+/// Which process group a supervisor started, durably recorded so that a later runtime can
+/// end it: the leader's pid (the group's id) and its start time in clock ticks since boot
+/// (`/proc/<pid>/stat`, field 22), which tells the group from a later process that reused the
+/// pid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct GroupMark {
+    /// The group's id: its leader's pid.
+    pub pgid: i32,
+    /// The leader's start time, in clock ticks since boot.
+    pub started: u64,
+}
+
+impl ProcessGroup {
+    /// The mark of this group, while its leader runs (`None` once it was killed or reaped, or
+    /// where `/proc` cannot be read).
+    pub fn mark(&self) -> Option<GroupMark> {
+        let pgid = self.0?.as_raw_nonzero().get();
+        Some(GroupMark { pgid, started: start_time(pgid)? })
+    }
+}
+
+impl GroupMark {
+    /// Kills what is left of the group a crashed supervisor started (SIGKILL), unless its pid
+    /// now names another process. Returns whether a kill was sent.
+    ///
+    /// A pid that is still some group's id is never handed to a new process, so while any
+    /// member of the old group lives, the id is still that group's: when the leader's `/proc`
+    /// entry is gone, whatever holds the id is the old group. When a process with this pid
+    /// runs, it is the old leader only if it started when the mark says.
+    pub fn kill_if_left(&self) -> bool {
+        if start_time(self.pgid).is_some_and(|started| started != self.started) {
+            return false;
+        }
+        let Some(group) = rustix::process::Pid::from_raw(self.pgid) else { return false };
+        rustix::process::kill_process_group(group, rustix::process::Signal::KILL).is_ok()
+    }
+}
+
+/// The start time of process `pid` in clock ticks since boot, if it exists.
+fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: fields after it follow the
+    // last ')'. Field 3 (the state) is the first of them, so field 22 is the 20th.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()
+}

@@ -19,7 +19,7 @@ pub(crate) mod stream;
 
 pub use child::{ChildError, SessionChild, SessionCommand};
 pub use command::{CONTINUE_PROMPT, MCP_SERVER_NAME, McpLink, SessionSpec, Start, session_command};
-pub use group::{ProcessGroup, own_group};
+pub use group::{GroupMark, ProcessGroup, own_group};
 pub(crate) use session::run_session;
 pub use session::{SESSION_OBJECT, SessionRecord};
 pub use stream::{Decoder, SessionEnd, StreamEvent};

@@ -39,6 +39,11 @@ pub struct SessionRecord {
     pub session_id: Option<String>,
     /// The incarnation's agent id.
     pub agent_id: String,
+    /// The process group of the last command started for the session, recorded before the
+    /// command runs: a runtime reopened after a crash ends what is left of it before the
+    /// session continues, so two commands never run one conversation.
+    #[serde(default)]
+    pub group: Option<crate::agent::external::GroupMark>,
 }
 
 /// Everything the program keeps while the session runs.
@@ -80,11 +85,19 @@ pub(crate) async fn run_session(
         crate::agent::run::start_receive_release(&ctx).await?;
     }
     let runtime = profile.runtime();
-    let record = saved.clone().unwrap_or_else(|| SessionRecord {
+    let mut record = saved.clone().unwrap_or_else(|| SessionRecord {
         runtime,
         session_id: (runtime == ExternalRuntime::ClaudeCode).then(|| uuid::Uuid::new_v4().to_string()),
         agent_id: crate::agent::run::new_agent_id(),
+        group: None,
     });
+    // A command an earlier runtime started for this session may outlive it (the runtime was
+    // killed): end it before this one continues the conversation.
+    if let Some(mark) = record.group.take()
+        && mark.kill_if_left()
+    {
+        tracing::warn!(pid = %ctx.pid(), pgid = mark.pgid, "ended the session command a crashed runtime left running");
+    }
     let cost = match persist::get(&ctx, COST_OBJECT).await? {
         Some((_, value)) => {
             value["incarnations"].get(0).cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_else(
@@ -261,6 +274,10 @@ impl Session {
         };
         let command = session_command(&spec).map_err(|e| external(e.to_string()))?;
         let mut child = SessionChild::spawn(&command).map_err(|e| external(e.to_string()))?;
+        // The group is durable before the tool starts (it is held until released).
+        self.record.group = child.mark();
+        self.save_record().await?;
+        child.release().await.map_err(|e| external(e.to_string()))?;
         let timeout = profile.cli().timeout();
         let run = self.read(&mut child, profile.runtime());
         let end = match timeout {
