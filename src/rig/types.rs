@@ -122,3 +122,11 @@ pub struct RigSpec {
     /// Its members, in launch order.
     pub members: Vec<Member>,
 }
+
+impl RigSpec {
+    /// A rig of `members` alone: what a rig's recorded seats say when its spec is not at hand
+    /// (an expansion checks new members against it).
+    pub fn of_members(id: RigId, members: Vec<Member>) -> RigSpec {
+        RigSpec { id, members }
+    }
+}
