@@ -30,3 +30,22 @@ pub const PROMPT_BYTES_MAX: usize = 64 * 1024;
 /// would otherwise print a problem per line of it; past this the report says how many more it
 /// left out.
 pub const REPORT_PROBLEMS_MAX: usize = 200;
+
+/// Most edges one rig holds, its pods' and its top-level ones together. An edge is a relation
+/// someone drew between two seats; eight per member of the largest rig is far past what a
+/// person reads, and the bound keeps the check's endpoint lookups small.
+pub const EDGES_MAX: usize = 8 * MEMBERS_MAX;
+
+/// Longest OpenRig `version`, in bytes. A version is a short label (`1`, `0.1`, `2026-12`).
+pub const VERSION_BYTES_MAX: usize = 64;
+
+/// Longest pod `label`, in bytes. A label names a pod on one status line.
+pub const LABEL_BYTES_MAX: usize = 256;
+
+/// Longest OpenRig `summary`, in bytes: a paragraph or two saying what the rig is for.
+pub const SUMMARY_BYTES_MAX: usize = 4096;
+
+/// Longest excerpt of an agent configuration's refusal an `agent_config_invalid` problem
+/// quotes, in bytes: its first problems, enough to say what is wrong on one line; the
+/// configuration's own check says the rest.
+pub const CONFIG_EXCERPT_BYTES_MAX: usize = 400;
