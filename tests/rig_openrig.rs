@@ -436,11 +436,12 @@ fn every_code_is_listed_in_the_docs_in_order() {
     }
 }
 
-/// A configuration with a native profile `lead`, a Claude Code profile `reviewer` and a Codex
-/// profile `coder`.
+/// A configuration with a native profile `lead`, a Claude Code profile `reviewer`, a Codex
+/// profile `coder` and a machine `desk`.
 const AGENTS: &str = "brains:\n  - {id: b, kind: scripted, script: s}\nprofiles:\n  - {id: lead, brain: b, window_tokens: \
                       4096}\n  - id: reviewer\n    runtime: claude-code\n    cli: {model: sonnet, permission_mode: plan}\n  \
-                      - id: coder\n    runtime: codex\n    cli: {sandbox: read-only}\n";
+                      - id: coder\n    runtime: codex\n    cli: {sandbox: read-only}\nmachines:\n  - {id: desk, \
+                      entry: s, states: [{id: s, profile: lead}]}\n";
 
 #[test]
 fn load_rig_checks_each_members_profile_against_its_configuration() {
@@ -457,13 +458,14 @@ fn load_rig_checks_each_members_profile_against_its_configuration() {
         "name: r\nversion: 1\npods:\n  - id: p\n    members:\n      - {{id: lead, runtime: native, agent_ref: \
          'local:agents.yaml', profile: lead}}\n      - {{id: rev, runtime: claude-code, agent_ref: 'path:{absolute}', \
          profile: reviewer}}\n      - {{id: cod, runtime: codex, agent_ref: 'local:agents.yaml', profile: coder}}\n      \
+         - {{id: desk, runtime: native, agent_ref: 'local:agents.yaml', profile: desk}}\n      \
          - {{id: shell, runtime: terminal, agent_ref: 'builtin:terminal', profile: none}}\n"
     );
     let good = work.path().join("good.yaml");
     std::fs::write(&good, &spec).expect("write");
     let rig = load_rig(&good).expect("valid");
     assert_eq!(rig.members[1].agent_ref.as_deref(), Some(absolute));
-    assert_eq!(rig.members.len(), 4);
+    assert_eq!(rig.members.len(), 5);
 
     let bad = work.path().join("bad.yaml");
     std::fs::write(
@@ -473,7 +475,8 @@ fn load_rig_checks_each_members_profile_against_its_configuration() {
          profile: reviewer}\n      - {id: c, runtime: claude-code, agent_ref: 'local:agents.yaml', profile: lead}\n      \
          - {id: d, runtime: native, agent_ref: 'local:agents.yaml', profile: ghost}\n      - {id: e, runtime: native, \
          agent_ref: 'local:missing.yaml', profile: lead}\n      - {id: f, runtime: native, agent_ref: \
-         'local:broken.yaml', profile: lead}\n      - {id: g, runtime: codex, restore_policy: never}\n",
+         'local:broken.yaml', profile: lead}\n      - {id: g, runtime: codex, restore_policy: never}\n      - {id: h, \
+         runtime: codex, agent_ref: 'local:agents.yaml', profile: desk}\n",
     )
     .expect("write");
     let report = match load_rig(&bad) {
@@ -488,6 +491,7 @@ fn load_rig_checks_each_members_profile_against_its_configuration() {
         ("pods[0].members[4].agent_ref", "agent_config_invalid"),
         ("pods[0].members[5].agent_ref", "agent_config_invalid"),
         ("pods[0].members[6].restore_policy", "unknown_restore_policy"),
+        ("pods[0].members[7].profile", "profile_runtime_mismatch"),
     ];
     let expected: Vec<(String, &str)> = expected.iter().map(|(p, c)| ((*p).to_owned(), *c)).collect();
     assert_eq!(problems(&report), expected, "{report}");
@@ -521,6 +525,12 @@ fn load_rig_checks_each_members_profile_against_its_configuration() {
         messages[4]
     );
     assert!(messages[5].contains("nowhere"), "{}", messages[5]);
+    assert!(
+        messages[7].contains("`desk` is a machine (which runs native profiles) of `agents.yaml`")
+            && messages[7].contains("its `codex` profiles: `coder`"),
+        "{}",
+        messages[7]
+    );
     for problem in &report.problems {
         assert!(!problem.message.contains('\n'), "{problem}");
         assert!(problem.message.len() < 1024, "{problem}");

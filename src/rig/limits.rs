@@ -10,8 +10,9 @@ pub const RIG_SPEC_BYTES_MAX: usize = 256 * 1024;
 /// few dozen a rig is a fleet and wants another tool.
 pub const MEMBERS_MAX: usize = 128;
 
-/// Longest rig or member id, in bytes. Ids appear in every status line and problem report,
-/// and name seats on the command line; they stay short words.
+/// Longest rig or member id, in bytes; for a member of an OpenRig pod, its qualified id
+/// `<pod>.<member>`. Ids appear in every status line and problem report, and name seats on the
+/// command line; they stay short words.
 pub const RIG_ID_BYTES_MAX: usize = 64;
 
 /// Longest native id in a `session_source` reference, in bytes. Claude Code session ids and

@@ -67,6 +67,8 @@ pub(super) struct Scope<'a> {
     /// For a pod's members, the pod's id, when it is well formed: their ids are qualified with it.
     /// `None` at the top level, and for a pod whose id was refused (its members then have no id).
     pub(super) pod: Option<&'a str>,
+    /// Where the entry the list belongs to starts (a pod's), for a list left out.
+    pub(super) at: Option<&'a Location>,
     pub(super) context: Context<'a>,
 }
 
@@ -127,8 +129,12 @@ fn check_flat(raw: &RawRig, book: Option<&ConfigBook>, problems: &mut Problems) 
         }
     }
     let id = rig_id(raw, problems);
-    let scope =
-        Scope { path: "members".to_owned(), pod: None, context: Context { shape: Shape::Flat, book } };
+    let scope = Scope {
+        path: "members".to_owned(),
+        pod: None,
+        at: None,
+        context: Context { shape: Shape::Flat, book },
+    };
     let joining = Joining::new_rig();
     let count = raw.members.as_ref().map_or(0, |list| list.value.len());
     member_count(count, &joining, "members", raw.members.as_ref().map(|list| &list.referenced), problems);
@@ -147,8 +153,12 @@ pub(crate) fn check_new_members(
     joining: &Joining<'_>,
 ) -> Result<Vec<Member>, Vec<RigProblem>> {
     let mut problems = Problems::default();
-    let scope =
-        Scope { path: "members".to_owned(), pod: None, context: Context { shape: Shape::Flat, book: None } };
+    let scope = Scope {
+        path: "members".to_owned(),
+        pod: None,
+        at: None,
+        context: Context { shape: Shape::Flat, book: None },
+    };
     let count = raw.as_ref().map_or(0, |list| list.value.len());
     member_count(count, joining, "members", raw.as_ref().map(|list| &list.referenced), &mut problems);
     let members = check_members(raw, &scope, joining, &mut problems).members;
@@ -230,7 +240,7 @@ pub(super) fn check_members(
         problems.push(
             None,
             scope.path.clone(),
-            raw.as_ref().map(|list| &list.referenced),
+            raw.as_ref().map(|list| &list.referenced).or(scope.at),
             RigProblemCode::NoMembers,
             message,
         );

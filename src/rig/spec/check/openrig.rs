@@ -61,6 +61,7 @@ pub(super) fn check_openrig(
         let scope = Scope {
             path: format!("pods[{index}].members"),
             pod: id.as_deref(),
+            at: Some(&pod.referenced),
             context: Context { shape: Shape::OpenRig, book },
         };
         let CheckedMembers { members: checked, labels } =
