@@ -123,8 +123,8 @@ fn profile_refusal(
             listing(config, Some(Some(wanted)))
         ),
         (Some(wanted), None) => format!(
-            "`{id}` is {} of `{file}`, but a `{wanted}` member runs an external profile with `runtime: \
-             {wanted}` and a `cli` table: name one ({}), or run the member on `native`",
+            "`{id}` is {} of `{file}`, but a `{wanted}` member runs an external profile (`runtime: \
+             {wanted}`): name one ({}), or run the member on `native`",
             native.unwrap_or("a native profile"),
             listing(config, Some(Some(wanted)))
         ),
