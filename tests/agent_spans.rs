@@ -18,6 +18,8 @@ use tracing_subscriber::registry::LookupSpan;
 /// One span as the layer saw it.
 #[derive(Clone, Debug, Default)]
 struct Seen {
+    /// When it was created, counted from 0: span ids are slab slots, not creation order.
+    order: usize,
     name: String,
     parent: Option<u64>,
     fields: BTreeMap<String, String>,
@@ -44,9 +46,11 @@ where
 {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let parent = ctx.span(id).and_then(|s| s.parent()).map(|p| p.id().into_u64());
-        let mut seen = Seen { name: attrs.metadata().name().to_string(), parent, ..Seen::default() };
+        let mut spans = self.0.lock().expect("lock");
+        let mut seen =
+            Seen { order: spans.len(), name: attrs.metadata().name().to_string(), parent, ..Seen::default() };
         attrs.record(&mut Fields(&mut seen.fields));
-        self.0.lock().expect("lock").insert(id.into_u64(), seen);
+        spans.insert(id.into_u64(), seen);
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
@@ -89,8 +93,12 @@ async fn a_scripted_run_has_process_turn_tool_and_model_request_spans() {
     assert_eq!(finished.status, Status::Exited);
 
     let spans = collect.0.lock().expect("lock").clone();
+    // In creation order.
     let named = |name: &str| -> Vec<(u64, Seen)> {
-        spans.iter().filter(|(_, s)| s.name == name).map(|(id, s)| (*id, s.clone())).collect()
+        let mut found: Vec<(u64, Seen)> =
+            spans.iter().filter(|(_, s)| s.name == name).map(|(id, s)| (*id, s.clone())).collect();
+        found.sort_by_key(|(_, s)| s.order);
+        found
     };
     let processes = named("agent_process");
     assert_eq!(processes.len(), 1, "{spans:#?}");

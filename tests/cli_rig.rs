@@ -21,6 +21,12 @@ fn text(bytes: &[u8]) -> String {
 fn rig_validate_prints_a_summary_or_every_problem() {
     let work = tempfile::tempdir().expect("tempdir");
     let state = work.path().join("state");
+    // The native member's agent configuration: `rig validate` reads it and checks its profile.
+    std::fs::write(
+        work.path().join("a.yaml"),
+        "brains:\n  - {id: b, kind: scripted, script: s}\nprofiles:\n  - {id: planner, brain: b, window_tokens: 4096}\n",
+    )
+    .expect("write");
     let good = work.path().join("rig.yaml");
     std::fs::write(
         &good,

@@ -463,10 +463,10 @@ async fn an_expansion_adds_a_seat_forked_from_the_rigs_finished_lead() {
     let payload = "members:\n  - id: third-opinion\n    runtime: native\n    agent_ref: ../agents/swarm.yaml\n    \
                    profile: reviewer\n    prompt: Review it again.\n    session_source:\n      mode: fork\n      \
                    ref: {kind: native_id, value: 'seat:lead'}\n";
-    let current = RigSpec {
-        id: first.clone(),
-        members: store.seats(&first).expect("seats").iter().map(|s| s.member().expect("member")).collect(),
-    };
+    let current = RigSpec::of_members(
+        first.clone(),
+        store.seats(&first).expect("seats").iter().map(|s| s.member().expect("member")).collect(),
+    );
     let members = parse_expansion(payload, &current).expect("the expansion is valid");
     let outcomes = runner.expand(&first, &members).await.expect("the expansion runs");
     let third = outcome(&outcomes, "third-opinion");
@@ -492,10 +492,10 @@ async fn an_expansion_adds_a_seat_forked_from_the_rigs_finished_lead() {
 
     // A member id the rig has is refused before anything is declared.
     let duplicate = "members:\n  - {id: lead, runtime: terminal}\n";
-    let current = RigSpec {
-        id: first.clone(),
-        members: store.seats(&first).expect("seats").iter().map(|s| s.member().expect("member")).collect(),
-    };
+    let current = RigSpec::of_members(
+        first.clone(),
+        store.seats(&first).expect("seats").iter().map(|s| s.member().expect("member")).collect(),
+    );
     let report = parse_expansion(duplicate, &current).expect_err("a duplicate id is refused");
     assert!(report.to_string().contains("duplicate_id"), "{report}");
     let again: Vec<Member> = vec![current.members[0].clone()];

@@ -157,13 +157,15 @@ fn a_failed_seat_shows_its_runtimes_standard_error_in_the_summary() {
 }
 
 #[test]
-fn a_member_naming_a_missing_profile_fails_before_its_runtime_runs() {
+fn a_member_naming_a_profile_its_configuration_lacks_is_a_spec_error() {
     let work = rig("  - {id: rev, runtime: claude-code, agent_ref: agents.yaml, profile: nobody}\n");
     work.plan(json!({"result": "never"}));
     let out = work.run(&["run", "rig.yaml"]);
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert_ne!(out.status.code(), Some(0), "{all}");
-    assert!(all.contains("nobody"), "{all}");
+    let stderr = text(&out.stderr);
+    // One pass over the spec: the profile is checked against the configuration before launch.
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown_profile") && stderr.contains("nobody"), "{stderr}");
+    assert!(stderr.contains("members[0] (rev) profile"), "{stderr}");
     assert!(work.invocations().is_empty(), "the runtime ran: {:?}", work.invocations());
 }
 

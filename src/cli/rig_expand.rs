@@ -37,7 +37,7 @@ pub(crate) async fn run(state: &Path, args: ExpandArgs) -> anyhow::Result<ExitCo
     };
     let seats = store.seats(&record.id)?;
     let current: Vec<Member> = seats.iter().filter_map(|s| s.member().ok()).collect();
-    let rig = RigSpec { id: record.id.clone(), members: current.clone() };
+    let rig = RigSpec::of_members(record.id.clone(), current.clone());
     let text = std::fs::read_to_string(&args.members)
         .with_context(|| format!("failed to read {}", args.members.display()))?;
     let members = match parse_expansion(&text, &rig) {
@@ -49,8 +49,7 @@ pub(crate) async fn run(state: &Path, args: ExpandArgs) -> anyhow::Result<ExitCo
         }
     };
     let base = Path::new(&record.spec_path).parent().map(Path::to_path_buf).unwrap_or_default();
-    let all =
-        RigSpec { id: record.id.clone(), members: current.into_iter().chain(members.clone()).collect() };
+    let all = RigSpec::of_members(record.id.clone(), current.into_iter().chain(members.clone()).collect());
     match open(state, &all, &base, Some(Path::new(&record.spec_path)), Default::default()).await {
         Ok(opened) => {
             // No live run owns the state directory: launch the new seats here.

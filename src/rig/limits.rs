@@ -10,8 +10,9 @@ pub const RIG_SPEC_BYTES_MAX: usize = 256 * 1024;
 /// few dozen a rig is a fleet and wants another tool.
 pub const MEMBERS_MAX: usize = 128;
 
-/// Longest rig or member id, in bytes. Ids appear in every status line and problem report,
-/// and name seats on the command line; they stay short words.
+/// Longest rig or member id, in bytes; for a member of an OpenRig pod, its qualified id
+/// `<pod>.<member>`. Ids appear in every status line and problem report, and name seats on the
+/// command line; they stay short words.
 pub const RIG_ID_BYTES_MAX: usize = 64;
 
 /// Longest native id in a `session_source` reference, in bytes. Claude Code session ids and
@@ -39,3 +40,22 @@ pub const STORE_WRITE_ATTEMPTS: u32 = 5;
 
 /// The first wait between two tries of a seat store write, 50 ms, doubled after each.
 pub const STORE_WRITE_BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Most edges one rig holds, its pods' and its top-level ones together. An edge is a relation
+/// someone drew between two seats; eight per member of the largest rig is far past what a
+/// person reads, and the bound keeps the check's endpoint lookups small.
+pub const EDGES_MAX: usize = 8 * MEMBERS_MAX;
+
+/// Longest OpenRig `version`, in bytes. A version is a short label (`1`, `0.1`, `2026-12`).
+pub const VERSION_BYTES_MAX: usize = 64;
+
+/// Longest pod `label`, in bytes. A label names a pod on one status line.
+pub const LABEL_BYTES_MAX: usize = 256;
+
+/// Longest OpenRig `summary`, in bytes: a paragraph or two saying what the rig is for.
+pub const SUMMARY_BYTES_MAX: usize = 4096;
+
+/// Longest excerpt of an agent configuration's refusal an `agent_config_invalid` problem
+/// quotes, in bytes: its first problems, enough to say what is wrong on one line; the
+/// configuration's own check says the rest.
+pub const CONFIG_EXCERPT_BYTES_MAX: usize = 400;

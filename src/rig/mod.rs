@@ -2,8 +2,9 @@
 //! runtime — `native` (an agentvisor agent), `claude-code`, `codex`, or `terminal` — that may
 //! start from a prior conversation source (`session_source`, mode `fork`). See `docs/rigs.md`.
 //!
-//! - `types.rs`: the checked rig types (`RigSpec`, `Member`, `SeatRuntime`, `SessionSource`).
-//! - `spec/`: rig specs from YAML, checked in one pass (`parse_rig`, `load_rig`,
+//! - `types.rs`: the checked rig types (`RigSpec`, `Member`, `SeatRuntime`, `SessionSource`,
+//!   `RestorePolicy`, `Pod`, `Edge`, `EdgeKind`).
+//! - `spec/`: rig specs from YAML, flat or OpenRig-shaped, checked in one pass (`parse_rig`, `load_rig`,
 //!   `parse_members`, `parse_expansion`, `check_expansion`, `RigSpecReport`).
 //! - `adapter/`: the seat adapters (`SeatAdapter`: Claude Code, Codex, terminal) and the one
 //!   command wrapper that runs a seat's runtime command.
@@ -23,4 +24,7 @@ pub use spec::{
     LoadRigError, RigProblem, RigProblemCode, RigSpecReport, check_expansion, check_expansion_ids, load_rig,
     parse_expansion, parse_members, parse_rig,
 };
-pub use types::{Member, MemberId, NativeId, RestorePolicy, RigId, RigSpec, SeatRuntime, SessionSource};
+pub use types::{
+    Edge, EdgeKind, Member, MemberId, NativeId, Pod, RestorePolicy, RigId, RigSpec, SeatRuntime,
+    SessionSource,
+};

@@ -192,7 +192,7 @@ impl RigRunner {
     /// and returns each seat's outcome once every native seat's session has ended.
     pub async fn run(&self, spec: &RigSpec, spec_path: &str) -> Result<(RigId, Vec<SeatOutcome>), RunError> {
         let id = self.instance_id(spec)?;
-        let spec = RigSpec { id: id.clone(), members: spec.members.clone() };
+        let spec = RigSpec { id: id.clone(), ..spec.clone() };
         self.store.create_rig(&spec, spec_path)?;
         let outcomes = self.launch_all(&id, &spec.members).await;
         Ok((id, outcomes))

@@ -67,6 +67,30 @@ rig_problem_codes! {
     MissingRefValue = "missing_ref_value",
     /// A native id that no runtime issues (whitespace, a control character, a leading `-`).
     InvalidRefValue = "invalid_ref_value",
+    /// A document with `pods` that also has the flat shape's `id` or `members`, or a flat one
+    /// with the OpenRig shape's `name`, `version` or `summary`.
+    MixedShapes = "mixed_shapes",
+    /// An `agent_ref` whose prefix does not fit its path (`local:` with an absolute path,
+    /// `path:` with a relative one), or an OpenRig member's `agent_ref` without a prefix.
+    InvalidAgentRef = "invalid_agent_ref",
+    /// Part of the terminal sentinel (`runtime: terminal`, `agent_ref: builtin:terminal`,
+    /// `profile: none`) without the rest.
+    IncompleteTerminalSentinel = "incomplete_terminal_sentinel",
+    /// A `restore_policy` other than `resume_if_possible`, `relaunch_fresh`, `checkpoint_only`.
+    UnknownRestorePolicy = "unknown_restore_policy",
+    /// An edge `kind` that is not one of the five.
+    UnknownEdgeKind = "unknown_edge_kind",
+    /// An edge endpoint that names no member of the rig (a top-level one must be qualified).
+    UnknownEdgeMember = "unknown_edge_member",
+    /// An edge from a member to itself.
+    SelfEdge = "self_edge",
+    /// The agent configuration an `agent_ref` names cannot be read, or fails its own check.
+    AgentConfigInvalid = "agent_config_invalid",
+    /// A `profile` that names no profile or machine of the member's agent configuration.
+    UnknownProfile = "unknown_profile",
+    /// A `profile` of the wrong runtime: a `claude-code` or `codex` member on a profile that is
+    /// not an external profile of its runtime, or a `native` member on an external profile.
+    ProfileRuntimeMismatch = "profile_runtime_mismatch",
 }
 
 impl fmt::Display for RigProblemCode {
@@ -78,10 +102,12 @@ impl fmt::Display for RigProblemCode {
 /// One value a rig spec cannot be run with as written, or one required value left out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RigProblem {
-    /// The id of the member the problem is in, when the member has a well-formed one.
+    /// The id of the member the problem is in, when the member has a well-formed one (in an
+    /// OpenRig spec, qualified: `review.alice`).
     pub member: Option<String>,
-    /// Where, as a path into the spec: `members[1].session_source.ref.kind`, `id`. Members are
-    /// named by index, since an id may be missing or used twice. Empty for the whole text.
+    /// Where, as a path into the spec: `members[1].session_source.ref.kind`, `id`,
+    /// `pods[1].members[0].prompt`, `pods[0].edges[2].to`. Members and pods are named by index,
+    /// since an id may be missing or used twice. Empty for the whole text.
     pub path: String,
     /// The 1-based line of the offending value (or of the entry a missing field belongs in),
     /// when the text has one.
@@ -101,15 +127,31 @@ impl RigProblem {
     }
 }
 
+impl RigProblem {
+    /// The path split after its member entry (`members[1]`, `pods[1].members[0]`) and the
+    /// rest below it, when the path starts with one.
+    fn member_entry(&self) -> Option<(&str, &str)> {
+        let after_pod = match self.path.strip_prefix("pods[") {
+            Some(rest) => rest.split_once("].")?.1,
+            None => &self.path,
+        };
+        let index = after_pod.strip_prefix("members[")?;
+        let close = index.find(']')?;
+        let entry_len = self.path.len() - index.len() + close + 1;
+        let (entry, rest) = self.path.split_at(entry_len);
+        Some((entry, rest.strip_prefix('.').unwrap_or(rest)))
+    }
+}
+
 impl fmt::Display for RigProblem {
-    /// `line 12: members[1] (reviewer-2) session_source.ref.kind: message (code)`.
+    /// `line 12: members[1] (reviewer-2) session_source.ref.kind: message (code)`, or for a
+    /// member of a pod `line 30: pods[1].members[0] (review.alice) prompt: message (code)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(line) = self.line {
             write!(f, "line {line}: ")?;
         }
-        match (&self.member, self.path.strip_prefix("members[")) {
-            (Some(member), Some(_)) => {
-                let (entry, rest) = self.path.split_once('.').unwrap_or((&self.path, ""));
+        match (&self.member, self.member_entry()) {
+            (Some(member), Some((entry, rest))) => {
                 write!(f, "{entry} ({member})")?;
                 if !rest.is_empty() {
                     write!(f, " {rest}")?;

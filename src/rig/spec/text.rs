@@ -18,10 +18,15 @@ pub(crate) fn clean(text: &str) -> String {
 
 /// A written value as a message quotes it: cleaned, and cut at [`EXCERPT_BYTES_MAX`] bytes.
 pub(crate) fn excerpt(text: &str) -> String {
-    if text.len() <= EXCERPT_BYTES_MAX {
+    bounded(text, EXCERPT_BYTES_MAX)
+}
+
+/// A text fit for one line of a report, cleaned and cut at `bytes_max` bytes (marked `…`).
+pub(crate) fn bounded(text: &str, bytes_max: usize) -> String {
+    if text.len() <= bytes_max {
         return clean(text);
     }
-    let mut end = EXCERPT_BYTES_MAX;
+    let mut end = bytes_max;
     while !text.is_char_boundary(end) {
         end -= 1;
     }

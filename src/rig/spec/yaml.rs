@@ -58,8 +58,9 @@ fn refusal(error: &serde_saphyr::Error, path: &Path) -> RigProblem {
     }
 }
 
-/// The parser's path in the spec's notation: `members[1].session_source.ref.kind`. Every raw
-/// field and entry is a `Spanned`, whose own `value` step follows it and is dropped here.
+/// The parser's path in the spec's notation: `members[1].session_source.ref.kind`,
+/// `pods[1].members[0].session_source.ref.kind`, `pods[0].edges[2].to`. Every raw field and
+/// entry is a `Spanned`, whose own `value` step follows it and is dropped here, at any depth.
 fn spec_path(path: &Path) -> String {
     let mut out = String::new();
     let mut segments = path.iter().peekable();

@@ -1,6 +1,6 @@
-//! Rig and member ids: their syntax, and member ids used twice.
+//! Rig, pod and member ids: their syntax, and member ids used twice.
 
-use super::{Joining, Problems, member_id};
+use super::{Joining, Problems, Scope, member_id};
 use crate::rig::MemberId;
 use crate::rig::limits::RIG_ID_BYTES_MAX;
 use crate::rig::spec::raw::RawMember;
@@ -21,6 +21,9 @@ pub(crate) enum IdError {
     /// The text has a character outside `A-Z a-z 0-9 . _ -`.
     #[error("an id is ASCII letters, digits, `.`, `_` and `-`")]
     Syntax,
+    /// A pod's id, or a pod member's own id, holds a dot.
+    #[error("ids in pods are qualified as `pod.member`, so a pod's id and its members' own ids hold no dot")]
+    Dotted,
 }
 
 impl IdError {
@@ -28,7 +31,7 @@ impl IdError {
     pub(crate) fn code(self) -> RigProblemCode {
         match self {
             IdError::Empty => RigProblemCode::MissingField,
-            IdError::TooLong | IdError::Syntax => RigProblemCode::InvalidId,
+            IdError::TooLong | IdError::Syntax | IdError::Dotted => RigProblemCode::InvalidId,
         }
     }
 
@@ -36,7 +39,7 @@ impl IdError {
     pub(crate) fn message(self, text: &str, noun: &str) -> String {
         match self {
             IdError::Empty => format!("the {noun} id is empty; give the {noun} an id"),
-            IdError::TooLong | IdError::Syntax => {
+            IdError::TooLong | IdError::Syntax | IdError::Dotted => {
                 format!("`{}` is not a valid {noun} id: {self}", excerpt(text))
             }
         }
@@ -58,17 +61,29 @@ pub(crate) fn validate_id(text: &str) -> Result<(), IdError> {
     Ok(())
 }
 
-/// The id of every member: `Some` for a well-formed id used once (and not taken by the rig
-/// the members join), `None` after reporting why not.
+/// Checks a pod's id, or a pod member's own id: the id syntax without dots, since a member of
+/// a pod is named `<pod>.<member>`.
+pub(crate) fn validate_pod_word(text: &str) -> Result<(), IdError> {
+    validate_id(text)?;
+    if text.contains('.') {
+        return Err(IdError::Dotted);
+    }
+    Ok(())
+}
+
+/// For every member: its id (qualified in a pod) when well formed, even if used twice, which
+/// names it in reports; and `Some` checked id for a well-formed id used once (and not taken by
+/// the rig the members join), `None` after reporting why not.
 pub(super) fn member_ids(
     members: &[Spanned<RawMember>],
+    scope: &Scope<'_>,
     joining: &Joining<'_>,
     problems: &mut Problems,
-) -> Vec<Option<MemberId>> {
+) -> Vec<(Option<String>, Option<MemberId>)> {
     let mut first_use: BTreeMap<&str, usize> = BTreeMap::new();
     let mut out = Vec::with_capacity(members.len());
     for (index, member) in members.iter().enumerate() {
-        let path = format!("members[{index}].id");
+        let path = format!("{}[{index}].id", scope.path);
         let Some(id) = &member.value.id else {
             problems.push(
                 None,
@@ -77,45 +92,77 @@ pub(super) fn member_ids(
                 RigProblemCode::MissingField,
                 "this member has no `id`; add one, since the rig names its seats by id",
             );
-            out.push(None);
+            out.push((None, None));
             continue;
         };
         let text = id.value.as_str();
-        if let Err(e) = validate_id(text) {
-            problems.push(None, path, Some(&id.referenced), e.code(), e.message(text, "member"));
-            out.push(None);
+        let (valid, noun) = if scope.in_pod() {
+            (validate_pod_word(text), "pod member")
+        } else {
+            (validate_id(text), "member")
+        };
+        if let Err(e) = valid {
+            problems.push(None, path, Some(&id.referenced), e.code(), e.message(text, noun));
+            out.push((None, None));
             continue;
         }
-        if joining.taken.contains(text) {
+        let qualified = match scope.pod {
+            Some(pod) => format!("{pod}.{text}"),
+            None if scope.in_pod() => {
+                // The pod's id was refused (and reported): its members have no id to check yet.
+                out.push((None, None));
+                continue;
+            }
+            None => text.to_owned(),
+        };
+        if qualified.len() > RIG_ID_BYTES_MAX {
+            problems.push(
+                None,
+                path,
+                Some(&id.referenced),
+                RigProblemCode::InvalidId,
+                format!(
+                    "the qualified id `{}` is {} bytes, over the limit of {RIG_ID_BYTES_MAX}; shorten the pod's \
+                     id or the member's",
+                    excerpt(&qualified),
+                    qualified.len()
+                ),
+            );
+            out.push((None, None));
+            continue;
+        }
+        if joining.taken.contains(qualified.as_str()) {
             let rig = joining.rig.map(|rig| format!(" `{rig}`")).unwrap_or_default();
             problems.push(
-                Some(text),
+                Some(&qualified),
                 path,
                 Some(&id.referenced),
                 RigProblemCode::DuplicateId,
                 format!(
-                    "`{text}` is already a member of the rig{rig}; member ids are unique, so choose another"
+                    "`{qualified}` is already a member of the rig{rig}; member ids are unique, so choose another"
                 ),
             );
-            out.push(None);
+            out.push((Some(qualified), None));
             continue;
         }
         match first_use.get(text) {
             Some(first) => {
                 problems.push(
-                    Some(text),
+                    Some(&qualified),
                     path,
                     Some(&id.referenced),
                     RigProblemCode::DuplicateId,
                     format!(
-                        "`{text}` is already the id of members[{first}]; member ids are unique, so rename one"
+                        "`{text}` is already the id of {}[{first}]; member ids are unique, so rename one",
+                        scope.path
                     ),
                 );
-                out.push(None);
+                out.push((Some(qualified), None));
             }
             None => {
                 first_use.insert(text, index);
-                out.push(Some(member_id(text)));
+                let id = member_id(&qualified);
+                out.push((Some(qualified), Some(id)));
             }
         }
     }

@@ -1,23 +1,28 @@
-//! One member: its runtime, agent, profile, working directory, prompt and session source.
+//! One member: its runtime, agent, profile, working directory, prompt, session source and
+//! restore policy; with a [`ConfigBook`](super::ConfigBook), its profile against its agent
+//! configuration.
 
-use super::Problems;
+use super::agent_ref::{AgentRef, check_agent_ref, check_sentinel};
 use super::session_source::check_session_source;
+use super::{Context, Problems};
 use crate::agent::config::ProfileId;
 use crate::rig::limits::{PATH_BYTES_MAX, PROMPT_BYTES_MAX};
 use crate::rig::spec::raw::{RawMember, Text};
 use crate::rig::spec::report::RigProblemCode;
 use crate::rig::spec::text::excerpt;
-use crate::rig::{Member, MemberId, SeatRuntime};
+use crate::rig::{Member, MemberId, RestorePolicy, SeatRuntime};
 use serde_saphyr::{Location, Spanned};
+use std::fmt;
 
 /// The working directory of a member that names none: the rig spec's own directory.
 const DEFAULT_CWD: &str = ".";
 
 /// Where a member is, for the problems found in it.
 pub(super) struct Entry<'a> {
-    /// Its index in `members`.
-    pub(super) index: usize,
-    /// Its id as written, when well formed (even if used twice): reports name the member by it.
+    /// Its path: `members[1]`, or `pods[1].members[0]`.
+    pub(super) path: String,
+    /// Its id as written (qualified in a pod), when well formed (even if used twice): reports
+    /// name the member by it.
     pub(super) label: Option<&'a str>,
     /// Where its entry starts.
     pub(super) at: &'a Location,
@@ -33,7 +38,7 @@ impl Entry<'_> {
         code: RigProblemCode,
         message: impl Into<String>,
     ) {
-        let path = format!("members[{}].{field}", self.index);
+        let path = format!("{}.{field}", self.path);
         problems.push(self.label, path, Some(at.unwrap_or(self.at)), code, message);
     }
 }
@@ -48,6 +53,20 @@ pub(super) enum Written<'a> {
     Value(&'a Spanned<String>),
 }
 
+/// The word of a closed list (`all`, as each is written) that `text` is, or the sentence
+/// refusing it: "`text` is not `a noun`; use one of …".
+pub(super) fn word<T: Copy + fmt::Display>(all: &[T], text: &str, a_noun: &str) -> Result<T, String> {
+    all.iter()
+        .copied()
+        .find(|word| word.to_string() == text)
+        .ok_or_else(|| format!("`{}` is not {a_noun}; use one of {}", excerpt(text), words(all)))
+}
+
+/// The words of a closed list, quoted, for a message: "`a`, `b`, `c`".
+pub(super) fn words<T: fmt::Display>(all: &[T]) -> String {
+    all.iter().map(|word| format!("`{word}`")).collect::<Vec<_>>().join(", ")
+}
+
 pub(super) fn written(value: &Text) -> Written<'_> {
     match value {
         None => Written::Absent,
@@ -56,21 +75,23 @@ pub(super) fn written(value: &Text) -> Written<'_> {
     }
 }
 
+/// The profile of the terminal sentinel (`runtime: terminal`, `agent_ref: builtin:terminal`).
+pub(super) const NO_PROFILE: &str = "none";
+
 /// Checks one member; `id` is its id if well formed and unique.
 pub(super) fn check_member(
-    index: usize,
+    entry: &Entry<'_>,
     raw: &Spanned<RawMember>,
     id: Option<MemberId>,
+    context: Context<'_>,
     problems: &mut Problems,
 ) -> Option<Member> {
     let before = problems.count();
-    let label = raw.value.id.as_ref().map(|id| id.value.as_str()).filter(|id| super::validate_id(id).is_ok());
-    let entry = Entry { index, label, at: &raw.referenced };
     let member = &raw.value;
-    let runtime = runtime(&entry, &member.runtime, problems);
+    let runtime = runtime(entry, &member.runtime, problems);
     let native = runtime == Some(SeatRuntime::Native);
     let why_native = "a `native` member runs an agentvisor agent";
-    let agent_ref = path_text(&entry, "agent_ref", &member.agent_ref, problems);
+    let agent_ref = check_agent_ref(entry, &member.agent_ref, context.shape, problems);
     if native && member.agent_ref.is_none() {
         entry.problem(
             problems,
@@ -80,7 +101,7 @@ pub(super) fn check_member(
             format!("{why_native}, so it needs `agent_ref`: the agent configuration it runs"),
         );
     }
-    let profile = profile(&entry, &member.profile, problems);
+    let profile = profile(entry, &member.profile, problems);
     if native && member.profile.is_none() {
         entry.problem(
             problems,
@@ -92,8 +113,16 @@ pub(super) fn check_member(
             ),
         );
     }
-    let cwd = path_text(&entry, "cwd", &member.cwd, problems);
-    let prompt = prompt(&entry, &member.prompt, problems);
+    let sentinel =
+        check_sentinel(entry, runtime, &agent_ref, &member.profile, &profile, context.shape, problems);
+    if let (Some(book), Some(runtime), AgentRef::Path { path, at }) = (context.book, runtime, &agent_ref) {
+        // `profile: none` is the sentinel's (and refused with it), not a profile to look up.
+        let profile = profile.as_ref().filter(|id| id.as_str() != NO_PROFILE).zip(member.profile.as_ref());
+        let profile = profile.map(|(id, text)| (id.as_str(), &text.referenced));
+        book.check_member(entry, runtime, path, at, profile, problems);
+    }
+    let cwd = path_text(entry, "cwd", &member.cwd, problems);
+    let prompt = prompt(entry, &member.prompt, problems);
     let session_source = match (&member.session_source, runtime) {
         (None, _) => None,
         (Some(source), Some(SeatRuntime::Terminal)) => {
@@ -107,21 +136,51 @@ pub(super) fn check_member(
             );
             None
         }
-        (Some(source), _) => check_session_source(&entry, source, problems),
+        (Some(source), _) => check_session_source(entry, source, problems),
     };
+    let restore_policy = restore_policy(entry, &member.restore_policy, problems);
     if problems.count() != before {
         return None;
     }
     Some(Member {
         id: id?,
         runtime: runtime?,
-        agent_ref,
-        profile,
+        agent_ref: match agent_ref {
+            AgentRef::Path { path, .. } => Some(path),
+            AgentRef::Absent | AgentRef::Refused | AgentRef::Terminal(_) => None,
+        },
+        profile: profile.filter(|_| !sentinel),
         cwd: cwd.unwrap_or_else(|| DEFAULT_CWD.to_owned()),
         prompt,
         session_source,
-        restore_policy: None,
+        restore_policy,
     })
+}
+
+fn restore_policy(entry: &Entry<'_>, value: &Text, problems: &mut Problems) -> Option<RestorePolicy> {
+    let text = match written(value) {
+        Written::Absent => return None,
+        Written::Blank(at) => {
+            entry.problem(
+                problems,
+                "restore_policy",
+                Some(at),
+                RigProblemCode::EmptyField,
+                format!(
+                    "`restore_policy` is written empty; write one of {} or remove it",
+                    words(RestorePolicy::ALL)
+                ),
+            );
+            return None;
+        }
+        Written::Value(text) => text,
+    };
+    word(RestorePolicy::ALL, &text.value, "a restore policy")
+        .map_err(|message| {
+            let code = RigProblemCode::UnknownRestorePolicy;
+            entry.problem(problems, "restore_policy", Some(&text.referenced), code, message)
+        })
+        .ok()
 }
 
 fn runtime(entry: &Entry<'_>, value: &Text, problems: &mut Problems) -> Option<SeatRuntime> {
@@ -156,7 +215,12 @@ fn runtime(entry: &Entry<'_>, value: &Text, problems: &mut Problems) -> Option<S
 }
 
 /// An optional path (`agent_ref`, `cwd`): `None` when left out or refused.
-fn path_text(entry: &Entry<'_>, field: &str, value: &Text, problems: &mut Problems) -> Option<String> {
+pub(super) fn path_text(
+    entry: &Entry<'_>,
+    field: &str,
+    value: &Text,
+    problems: &mut Problems,
+) -> Option<String> {
     let text = match written(value) {
         Written::Absent => return None,
         Written::Blank(at) => {
