@@ -10,7 +10,7 @@ mod cli_support;
 use cli_support::fake_cli::{SECRET, Work, args_of, gone, gone_now};
 use cli_support::text;
 use serde_json::{Value, json};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 const LEAD: &str = "  - id: lead
     runtime: claude-code

@@ -36,7 +36,9 @@ fn rig(members: &str) -> Work {
     let work = Work::new(PROFILES);
     // A rig's agent configuration plays the scripts beside it.
     std::fs::copy(work.path("scripts.json"), work.path("agents-scripts.json")).expect("scripts");
-    std::fs::write(work.path("rig.yaml"), format!("id: pair\nmembers:\n{members}")).expect("rig spec");
+    if !members.is_empty() {
+        std::fs::write(work.path("rig.yaml"), format!("id: pair\nmembers:\n{members}")).expect("rig spec");
+    }
     work
 }
 
@@ -249,4 +251,70 @@ fn restore_continues_each_seats_own_session_never_its_source() {
     assert_eq!(seat(&after, "rev")["usage"]["input_tokens"], 40);
     assert_eq!(seat(&after, "rev")["usage"]["cost_micros"], 1_000_000);
     assert_eq!(seat(&after, "cod")["usage"]["input_tokens"], 42, "10 + 1 at launch, 30 + 1 restored");
+}
+
+/// An OpenRig spec: two pods, edges within and across them, the terminal sentinel, and a
+/// reviewer that continues its own session when the spec runs again.
+const OPENRIG: &str = "name: pair
+version: 0.1
+summary: A reviewer and a coder.
+pods:
+  - id: review
+    label: Review
+    members:
+      - {id: alice, runtime: claude-code, agent_ref: local:agents.yaml, profile: reviewer, prompt: Review it,
+         restore_policy: resume_if_possible}
+      - {id: shell, runtime: terminal, agent_ref: builtin:terminal, profile: none}
+    edges:
+      - {kind: can_observe, from: alice, to: shell}
+  - id: build
+    members:
+      - {id: bob, runtime: codex, agent_ref: local:agents.yaml, profile: coder, prompt: Fix it,
+         restore_policy: checkpoint_only}
+edges:
+  - {kind: delegates_to, from: review.alice, to: build.bob}
+";
+
+#[test]
+fn an_openrig_spec_validates_runs_shows_its_edges_and_runs_again_by_restore_policy() {
+    let work = rig("");
+    std::fs::write(work.path("openrig.yaml"), OPENRIG).expect("spec");
+    let valid = work.run(&["rig", "validate", "openrig.yaml"]);
+    assert!(valid.status.success(), "{}", text(&valid.stderr));
+    work.plan(
+        json!({"turns": [{"text": "ok", "usage": {"input_tokens": 10, "output_tokens": 1}}], "cost": 0.1}),
+    );
+
+    let out = work.run(&["run", "openrig.yaml"]);
+    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let seats = seats(&work, "pair");
+    let ids: Vec<&str> = seats.iter().map(|s| s["member"].as_str().unwrap_or_default()).collect();
+    assert_eq!(ids, ["review.alice", "review.shell", "build.bob"]);
+    assert!(seats.iter().all(|s| s["status"] == "realized"), "{seats:?}");
+    let alice = seat(&seats, "review.alice")["token"].as_str().expect("a token").to_string();
+    let status = work.json(&["rig", "status", "pair", "--json"]);
+    assert_eq!(
+        status["edges"],
+        json!([
+            {"kind": "can_observe", "from": "review.alice", "to": "review.shell"},
+            {"kind": "delegates_to", "from": "review.alice", "to": "build.bob"}
+        ])
+    );
+    let table = text(&work.run(&["rig", "status", "pair"]).stdout);
+    assert!(table.contains("review.alice delegates_to build.bob"), "{table}");
+
+    // Run again: alice says resume_if_possible, so the rig is restored, not run anew.
+    let calls = work.invocations().len();
+    let again = work.run(&["run", "openrig.yaml"]);
+    let stderr = text(&again.stderr);
+    assert!(again.status.success(), "{}\n{stderr}", text(&again.stdout));
+    assert!(stderr.contains(&format!("restored seat review.alice (its own session {alice})")), "{stderr}");
+    let rigs = work.json(&["rig", "status", "--json"]);
+    assert_eq!(rigs.as_array().map(Vec::len), Some(1), "no second instance: {rigs:?}");
+    let later = work.invocations();
+    assert_eq!(later.len(), calls + 1, "only alice ran again: {later:?}");
+    let argv = args_of(later.last().expect("a call"));
+    assert_eq!(argv, claude_command(&["--resume", &alice, "--", agentvisor::rig::run::RESTORE_PROMPT]));
+    let stdout = text(&again.stdout);
+    assert!(stdout.contains("kept as recorded (restore_policy checkpoint_only)"), "{stdout}");
 }

@@ -5,10 +5,10 @@
 
 use super::output::cell;
 use agentvisor::actors::runtime::lock::{self, Owner};
-use agentvisor::rig::RigId;
 use agentvisor::rig::store::{
     RigRecord, SEAT_STORE_FILE, SeatRecord, SeatStatus, SeatStore, SqliteSeatStore,
 };
+use agentvisor::rig::{RigId, RigSpec};
 use anyhow::{Context, bail};
 use serde_json::json;
 use std::path::Path;
@@ -74,10 +74,14 @@ pub(crate) async fn run(state: &Path, args: RigStatusArgs) -> anyhow::Result<Exi
         );
     };
     let seats = store.seats(&rig.id)?;
+    // The edges the spec drew between seats (OpenRig `edges`), as the rig was created.
+    let edges = serde_json::from_str::<RigSpec>(&rig.spec_json).map(|spec| spec.edges).unwrap_or_default();
     if args.json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&json!({ "rig": rig, "seats": seats, "owner_alive": owner_alive }))?
+            serde_json::to_string_pretty(
+                &json!({ "rig": rig, "seats": seats, "edges": edges, "owner_alive": owner_alive })
+            )?
         );
     } else {
         let pending = seats.iter().any(|s| matches!(s.status, SeatStatus::Declared | SeatStatus::Resolved));
@@ -85,6 +89,12 @@ pub(crate) async fn run(state: &Path, args: RigStatusArgs) -> anyhow::Result<Exi
             outln!("{}", stale_note(state));
         }
         out!("{}", seats_table(&rig.id, &seats));
+        if !edges.is_empty() {
+            outln!("edges:");
+            for edge in &edges {
+                outln!("  {} {} {}", edge.from, edge.kind.as_str(), edge.to);
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -113,7 +113,8 @@ impl SessionChild {
             _ => io(e),
         })?;
         let group = ProcessGroup::of(&child);
-        let (Some(stdout), Some(mut stderr), Some(hold)) = (child.stdout.take(), child.stderr.take(), child.stdin.take())
+        let (Some(stdout), Some(mut stderr), Some(hold)) =
+            (child.stdout.take(), child.stderr.take(), child.stdin.take())
         else {
             return Err(io(std::io::Error::other("the pipes were not set up")));
         };
@@ -199,8 +200,9 @@ impl SessionChild {
 /// one). Found here so that a missing program is reported by name, not by the shell.
 fn locate(program: &str, cwd: &std::path::Path, env: &[(String, String)]) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let executable =
-        |path: &std::path::Path| path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let executable = |path: &std::path::Path| {
+        path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
     if program.contains('/') {
         let path = cwd.join(program);
         return executable(&path).then_some(path);
