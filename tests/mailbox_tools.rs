@@ -151,6 +151,31 @@ fn sender_json(pid: Pid) -> Value {
 // Send
 
 #[tokio::test]
+async fn a_host_grant_on_a_mailbox_lets_a_sibling_send_and_a_revoke_takes_it_back() {
+    use agentvisor::actors::kernel::mailbox::mailbox_resource;
+    let (rt, _parent, a, b) = family().await;
+    let refused = try_send(&rt, a, b, "before", json!({})).await;
+    assert_eq!(code(&refused), "recipient_not_reachable", "{refused}");
+    // A grant without WRITE opens nothing.
+    let read_only = CapabilityRequest {
+        resource: mailbox_resource(b),
+        rights: Rights::READ,
+        constraints: Default::default(),
+        delegable: false,
+    };
+    rt.grant(a, &read_only).await.expect("grant read");
+    assert_eq!(code(&try_send(&rt, a, b, "read", json!({})).await), "recipient_not_reachable");
+    let write = CapabilityRequest { rights: Rights::WRITE, ..read_only };
+    let grant = rt.grant(a, &write).await.expect("grant write");
+    assert!(rt.grants_of(a).expect("grants").iter().any(|g| g.id == grant.id && g.live));
+    send(&rt, a, b, "from a sibling", json!({})).await;
+    // The grant is a's alone: b still cannot reach a.
+    assert_eq!(code(&try_send(&rt, b, a, "back", json!({})).await), "recipient_not_reachable");
+    rt.revoke(grant.id).await.expect("revoke");
+    assert_eq!(code(&try_send(&rt, a, b, "after", json!({})).await), "recipient_not_reachable");
+}
+
+#[tokio::test]
 async fn every_send_refusal_names_its_code_and_delivers_nothing() {
     let (rt, parent, a, b) = family().await;
     let grandchild = child(&rt, a, "grandchild").await;

@@ -539,3 +539,59 @@ async fn no_outcome_record_or_error_says_resumed_restored_or_snapshot() {
         assert_honest(seat.error.as_deref().unwrap_or_default());
     }
 }
+
+#[tokio::test]
+async fn a_delegates_to_edge_lets_the_from_seat_message_the_to_seat_and_says_so() {
+    use agentvisor::actors::kernel::capability::Rights;
+    use agentvisor::actors::kernel::mailbox::{MailboxQuery, mailbox_resource};
+    let dir = solo_dir();
+    // The lead waits for the rig to tell it whom it may message, then finishes. Its receive
+    // counts acknowledged messages too: the note may reach its window first, before the call.
+    std::fs::write(
+        dir.path().join("lead.yaml"),
+        "brains:\n  - {id: lead-brain, kind: scripted, script: lead}\nprofiles:\n  - id: lead\n    \
+         description: Waits for its delegate.\n    brain: lead-brain\n    window_tokens: 16000\n    \
+         capabilities: {child_processes: {child_agent: lead}}\n",
+    )
+    .expect("write the lead's configuration");
+    std::fs::write(
+        dir.path().join("lead-scripts.json"),
+        r#"{"lead": {"turns": [
+            {"tool_calls": [{"name": "receive_process_messages", "arguments": {"block": true, "channel": "rig.delegates_to", "include_acked": true}}]},
+            {"tool_calls": [{"name": "finish", "arguments": {"result": "told"}}]}
+        ]}}"#,
+    )
+    .expect("write the lead's scripts");
+    let spec = parse_rig(
+        "id: d\nmembers:\n  - {id: lead, runtime: native, agent_ref: lead.yaml, profile: lead}\n  \
+         - {id: helper, runtime: native, agent_ref: solo.yaml, profile: solo}\n\
+         edges:\n  - {kind: delegates_to, from: lead, to: helper}\n",
+    )
+    .expect("spec");
+    let store = Arc::new(MemorySeatStore::new());
+    let (runner, rt) = runner(&spec, dir.path(), store.clone(), adapters(FINISH_BOUND)).await;
+    let (_rig, outcomes) = runner.run(&spec, "d.yaml").await.expect("the rig runs");
+    let lead = outcome(&outcomes, "lead");
+    assert_eq!(lead.process_status.as_deref(), Some("exited"), "{lead:?}");
+    let lead_pid = lead.pid.clone().expect("a pid").parse().expect("a pid");
+    let helper_pid = outcome(&outcomes, "helper").pid.clone().expect("a pid").parse().expect("a pid");
+
+    let grants = rt.grants_of(lead_pid).expect("grants");
+    assert!(
+        grants.iter().any(|g| g.resource == mailbox_resource(helper_pid) && g.rights.contains(Rights::WRITE)),
+        "{grants:?}"
+    );
+    let theirs = rt.grants_of(helper_pid).expect("grants");
+    assert!(
+        !theirs.iter().any(|g| g.resource.starts_with("mailbox:")),
+        "the edge has a direction: {theirs:?}"
+    );
+    let query = MailboxQuery { filter: Default::default(), include_acked: true, limit: 100 };
+    let told = rt.read_mailbox(lead_pid, &query).expect("mailbox");
+    let note = told.messages.iter().find(|m| m.channel.as_deref() == Some("rig.delegates_to")).expect("told");
+    assert_eq!(
+        note.payload.as_ref().map(|p| p["pid"].clone()),
+        Some(serde_json::json!(helper_pid.to_string()))
+    );
+    assert!(note.body.contains("helper"), "{}", note.body);
+}

@@ -267,6 +267,21 @@ pub fn relation(
     }
 }
 
+/// The prefix of the resource that names a process's mailbox: `mailbox:<pid>`.
+pub const MAILBOX_RESOURCE_PREFIX: &str = "mailbox:";
+
+/// The resource naming `pid`'s mailbox. A process holding WRITE on it may message `pid`
+/// although `pid` is neither its parent nor its child (the host grants it, as a rig grants
+/// one seat the right to message another); the data-flow check applies as to any send.
+pub fn mailbox_resource(pid: Pid) -> String {
+    format!("{MAILBOX_RESOURCE_PREFIX}{pid}")
+}
+
+/// Whether a sender holding `grants` may message `recipient` outside its parent and children.
+pub fn may_message(grants: &[super::capability::Grant], recipient: Pid) -> bool {
+    super::capability::holds(grants, &mailbox_resource(recipient), super::capability::Rights::WRITE)
+}
+
 /// Data flow for messages: whether a message with `labels` (its sender's context) may be
 /// delivered to a holder cleared for `clearance` (`None`: cleared for everything).
 pub fn may_deliver(

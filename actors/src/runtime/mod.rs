@@ -27,7 +27,7 @@ pub use context::{BatchItem, ProcessContext};
 pub use options::{RootSpec, RuntimeOptions};
 pub use recovery::RecoveryReport;
 
-use crate::kernel::capability::{self, Grant};
+use crate::kernel::capability::{self, CapabilityRequest, Grant};
 use crate::kernel::ids::{Epoch, GrantId, IdSource, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery};
 use crate::kernel::objects::{ObjectMeta, ObjectSpace, RootViewRequest};
@@ -376,7 +376,7 @@ impl Runtime {
         if self.is_read_only() {
             return Err(ToolError::new("read_only", "this is a read-only view of the state directory"));
         }
-        actor::deliver(&self.shared, Sender::Host, None, request, None).await
+        actor::deliver(&self.shared, Sender::Host, None, &[], request, None).await
     }
 
     /// Sends a message from the host with an idempotency key: a second send with the same
@@ -389,7 +389,7 @@ impl Runtime {
         if self.is_read_only() {
             return Err(ToolError::new("read_only", "this is a read-only view of the state directory"));
         }
-        actor::deliver(&self.shared, Sender::Host, None, request, Some(message_key.into())).await
+        actor::deliver(&self.shared, Sender::Host, None, &[], request, Some(message_key.into())).await
     }
 
     /// Reads any mailbox without acknowledging anything.
@@ -447,6 +447,27 @@ impl Runtime {
             Ok(CallResult::Success(result)) => result,
             _ => Err(ToolError::process_ended(pid)),
         }
+    }
+
+    /// Gives the live process `holder` a grant of the host's (derived from nothing, so only
+    /// the host can make it), durably, then tells its actor. For example WRITE on
+    /// `mailbox:<pid>` ([`crate::kernel::mailbox::mailbox_resource`]) lets `holder` message a
+    /// process outside its parent and children. Revocable like any grant.
+    pub async fn grant(&self, holder: Pid, request: &CapabilityRequest) -> Result<Grant, RuntimeError> {
+        if self.is_read_only() {
+            return Err(RuntimeError::ReadOnly);
+        }
+        let row = self.shared.store.process(holder)?.ok_or(RuntimeError::UnknownProcess(holder))?;
+        if row.status.is_terminal() {
+            return Err(RuntimeError::Tool(ToolError::process_ended(holder)));
+        }
+        let grant = capability::host_grant(request, holder, ids::UuidV7Ids.grant())
+            .map_err(|e| RuntimeError::Tool(ToolError::new("invalid_arguments", e.to_string())))?;
+        self.shared.store.submit(vec![Change::PutGrant(grant.clone())]).await?;
+        if let Some(actor) = self.shared.registry.get(&holder) {
+            let _ = actor.cast(ProcessMsg::GrantAdded(Box::new(grant.clone())));
+        }
+        Ok(grant)
     }
 
     /// Revokes a grant and everything derived from it, in one transaction, then tells the

@@ -1,6 +1,7 @@
 //! Running a rig: the agent hosts its native seats run on, the runner that launches every
 //! seat and persists its state, and each seat's outcome.
 
+mod delegation;
 mod hosts;
 mod persist;
 mod restore;
@@ -9,6 +10,7 @@ mod runner;
 mod seat;
 mod settings;
 
+pub use delegation::DELEGATION_CHANNEL;
 pub use hosts::{HostError, RigHosts, scripts_beside};
 pub use restore::{RESTORE_PROMPT, RESTORE_STEP, RestoreError, restores_on_run, seats_to_restore};
 pub use resume::{RESUME_REASON, ResumeError, has_work, nothing_to_resume};

@@ -14,6 +14,7 @@
 //! and a realized native seat's process is left to the runtime's shutdown, which pauses it
 //! so that `agentvisor run --resume` continues it.
 
+use super::delegation::Delegations;
 use super::hosts::RigHosts;
 use super::persist::persist;
 use super::seat::SeatOutcome;
@@ -106,6 +107,8 @@ pub struct RigRunner {
     pub(super) ended: Arc<parking_lot::Mutex<HashMap<SeatKey, watch::Receiver<Option<Pid>>>>>,
     /// Cancelled when the run is interrupted.
     interrupt: CancellationToken,
+    /// The native seats realized, for `delegates_to` grants.
+    delegations: Arc<Delegations>,
 }
 
 /// A seat of one rig: its rig and member id.
@@ -144,6 +147,7 @@ impl RigRunner {
             progress: watch::channel(BTreeMap::new()).0,
             ended: Arc::default(),
             interrupt: CancellationToken::new(),
+            delegations: Arc::default(),
         }
     }
 
@@ -232,6 +236,7 @@ impl RigRunner {
                 done: senders.remove(member.id.as_str()),
                 interrupt: self.interrupt.clone(),
                 spawned: None,
+                delegations: Arc::clone(&self.delegations),
             };
             tasks.push(tokio::spawn(seat.run()));
         }
@@ -261,6 +266,7 @@ struct SeatTask {
     interrupt: CancellationToken,
     /// A native seat's held process, once spawned and until its token is recorded.
     spawned: Option<Pid>,
+    delegations: Arc<Delegations>,
 }
 
 impl SeatTask {
@@ -404,6 +410,8 @@ impl SeatTask {
             ));
         }
         self.spawned = None;
+        // Before it runs: the rights its rig's `delegates_to` edges give it.
+        self.delegations.seat_realized(&self.rt, self.store.as_ref(), &self.rig, &self.member.id, pid).await;
         host.release(&self.rt, pid).await.map_err(|e| failure("launch", e.to_string()))?;
         let origin = match &self.member.session_source {
             Some(SessionSource::Fork { native_id }) => format!("forked from source session {native_id}"),

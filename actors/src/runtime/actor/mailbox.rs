@@ -27,6 +27,7 @@ pub(crate) async fn deliver(
     shared: &Shared,
     sender: Sender,
     sender_parent: Option<Pid>,
+    sender_grants: &[crate::kernel::capability::Grant],
     request: SendRequest,
     message_key: Option<String>,
 ) -> Result<SentMessage, ToolError> {
@@ -53,7 +54,9 @@ pub(crate) async fn deliver(
         .map_err(|e| ToolError::store(&e))?
         .ok_or(SendDenied::UnknownRecipient { recipient: request.to })?;
     if let Sender::Process(me) = sender {
-        if mailbox::relation(me, sender_parent, recipient.pid, recipient.parent) == Relation::Other {
+        if mailbox::relation(me, sender_parent, recipient.pid, recipient.parent) == Relation::Other
+            && !mailbox::may_message(sender_grants, recipient.pid)
+        {
             return Err(SendDenied::NotReachable { recipient: recipient.pid }.into());
         }
         if let Some(reply_to) = request.reply_to {
@@ -192,9 +195,16 @@ impl ProcessActor {
         request: SendRequest,
         message_key: Option<String>,
     ) -> Result<CallOk, ToolError> {
-        deliver(&self.shared, Sender::Process(state.pid()), state.row.parent, request, message_key)
-            .await
-            .map(CallOk::Sent)
+        deliver(
+            &self.shared,
+            Sender::Process(state.pid()),
+            state.row.parent,
+            &state.grants,
+            request,
+            message_key,
+        )
+        .await
+        .map(CallOk::Sent)
     }
 
     /// `read_process_messages`: a snapshot, never blocking.

@@ -93,6 +93,8 @@ pub enum ProcessMsg {
     Shutdown(RpcReplyPort<()>),
     /// Grants of this process were revoked (already committed).
     GrantsRevoked(Vec<crate::kernel::ids::GrantId>),
+    /// The host gave the process a grant (`Runtime::grant`), already committed.
+    GrantAdded(Box<Grant>),
     /// A message was committed into this process's mailbox.
     MessageArrived(Box<Message>),
     /// The host releases a runtime opened held (`RuntimeOptions::hold`): a recovered process
@@ -294,6 +296,7 @@ impl Actor for ProcessActor {
                     grant.live = false;
                 }
             }
+            ProcessMsg::GrantAdded(grant) => state.grants.push(*grant),
             ProcessMsg::Release => Box::pin(self.release(&myself, state)).await,
             ProcessMsg::Shutdown(reply) => {
                 Box::pin(self.on_shutdown(&myself, state)).await;

@@ -220,7 +220,8 @@ pub struct CallReply {
 /// What `send_process_message` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SendRequest {
-    /// Self, the parent, or a direct non-terminal child.
+    /// Self, the parent, a direct non-terminal child, or a process whose mailbox the sender
+    /// holds WRITE on (`mailbox:<pid>`, a grant only the host makes).
     pub to: Pid,
     /// Text; data, not authority.
     pub body: String,
