@@ -371,6 +371,12 @@ fn a_version_1_file_is_upgraded_in_place_and_keeps_its_seats() {
     .expect("seat");
     drop(conn);
 
+    // A read-only view reads it as it is, without upgrading it.
+    let view = SqliteSeatStore::open_read_only(&path).expect("a view of a version 1 file");
+    assert_eq!(seat(&view, "old", "old").usage, None);
+    drop(view);
+    assert_eq!(user_version(&path), 1, "a view changes nothing");
+
     let store = SqliteSeatStore::open(&path).expect("the file opens");
     assert_eq!(user_version(&path), 2);
     let old = seat(&store, "old", "old");

@@ -142,6 +142,12 @@ pub(super) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
             supported: SEAT_STORE_SCHEMA_VERSION,
         });
     }
+    if version == 1 {
+        // A view may not upgrade the file: a temporary view (the temp schema is searched
+        // before the file's) shows its seats with schema 2's columns, the usage none.
+        conn.execute_batch("CREATE TEMP VIEW seats AS SELECT *, NULL AS usage_json FROM main.seats;")
+            .map_err(|e| fail(format!("failed to read a version 1 file: {e}")))?;
+    }
     Ok(conn)
 }
 
