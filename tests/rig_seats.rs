@@ -2,7 +2,9 @@
 //! (`tests/fixtures/fake_agent_cli.py`): members run their profile's `cli` settings (the exact
 //! command lines and environment), usage and cost are recorded and shown, a failed seat shows
 //! its runtime's standard error, an interrupt kills a hung seat's whole process group and
-//! records why, and `rig restore` continues each seat's own session.
+//! records why (and leaves a running native seat paused by the shutdown), `rig restore`
+//! continues each seat's own session, and an OpenRig spec runs, shows its edges and runs again
+//! by its members' restore policies.
 
 mod cli_support;
 
@@ -317,4 +319,57 @@ fn an_openrig_spec_validates_runs_shows_its_edges_and_runs_again_by_restore_poli
     assert_eq!(argv, claude_command(&["--resume", &alice, "--", agentvisor::rig::run::RESTORE_PROMPT]));
     let stdout = text(&again.stdout);
     assert!(stdout.contains("kept as recorded (restore_policy checkpoint_only)"), "{stdout}");
+}
+
+#[test]
+fn an_interrupt_leaves_a_running_native_seat_paused_by_the_shutdown() {
+    use std::io::BufRead;
+    let work = rig("  - {id: lead, runtime: native, agent_ref: waiter.yaml, profile: waiter}\n");
+    // An agent that waits for a message nobody sends.
+    std::fs::write(
+        work.path("waiter.yaml"),
+        "brains:\n  - {id: w, kind: scripted, script: waiter}\nprofiles:\n  - id: waiter\n    description: waits\n    \
+         brain: w\n    window_tokens: 16000\n    capabilities: {child_processes: {child_agent: waiter}}\n",
+    )
+    .expect("config");
+    std::fs::write(
+        work.path("waiter-scripts.json"),
+        r#"{"waiter": {"turns": [{"tool_calls": [{"name": "receive_process_messages", "arguments": {"block": true, "channel": "never"}}]}]}}"#,
+    )
+    .expect("scripts");
+    let mut child = work
+        .command(&["run", "rig.yaml"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run");
+    // The live view prints one line per change when stderr is not a terminal.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).expect("read") > 0, "run ended before the seat ran: {seen}");
+        seen.push_str(&line);
+        if line.starts_with("lead") && line.contains("running") {
+            break;
+        }
+    }
+    let sent =
+        std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
+    assert!(sent.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
+    let out = child.wait_with_output().expect("run ends");
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{seen}{rest}");
+    assert!(stdout.contains("its process is paused"), "{stdout}");
+    let seats = seats(&work, "pair");
+    assert_eq!(seat(&seats, "lead")["status"], "realized", "{seats:?}");
+    // The shutdown paused it, a pause `run --resume` and `recover --resume` continue.
+    let rows = work.rows();
+    assert_eq!(
+        (&rows[0]["status"], &rows[0]["pause_reason"]["kind"]),
+        (&json!("paused"), &json!("shutdown")),
+        "{rows:?}"
+    );
 }
