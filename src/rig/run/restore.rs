@@ -347,6 +347,16 @@ impl RigRunner {
                 outcome.process_status = Some(row.status.to_string());
                 outcome
             }
+            Ok(Some(row))
+                if row.host_gate.is_some()
+                    || row.pause_reason.as_ref().is_some_and(|reason| !reason.left_by_the_runtime()) =>
+            {
+                still_realized(format!(
+                    "its process {pid} is held by the host ({}); `agentvisor ungate` or `agentvisor signal {pid} \
+                     resume` lets it go on, and a restore never overrides the host",
+                    row.pause_reason.as_ref().map_or("a gate", |reason| reason.kind())
+                ))
+            }
             Ok(Some(_)) => {
                 let done = self.begin_continue(rig, member, pid).await;
                 let outcome = match self.rt.wait_terminal(pid).await {

@@ -313,9 +313,15 @@ impl SeatTask {
     async fn interrupted(&mut self) -> SeatOutcome {
         let seat = self.store.seat(&self.rig, &self.member.id).ok().flatten();
         if let Some(seat) = seat.filter(|seat| seat.status == SeatStatus::Realized) {
-            // A running native seat: the runtime's shutdown pauses its process.
+            // A running native seat: the runtime's shutdown pauses its process. An external
+            // seat was realized (its command had ended) just before.
             let pid = seat.pid.as_deref().and_then(|p| p.parse().ok());
-            let note = "interrupted: its process is paused; `agentvisor run --resume` continues it";
+            let native = self.member.runtime == SeatRuntime::Native;
+            let note = if native {
+                "interrupted: its process is paused; `agentvisor run --resume` continues it"
+            } else {
+                "realized just before the interruption"
+            };
             self.report(SeatStatus::Realized, pid, note.to_string());
             return SeatOutcome {
                 member: self.member.id.to_string(),
@@ -324,7 +330,7 @@ impl SeatTask {
                 token: seat.token.map(|t| t.to_string()),
                 source: source_value(&self.member),
                 pid: seat.pid,
-                process_status: Some("paused".to_string()),
+                process_status: native.then(|| "paused".to_string()),
                 result: None,
                 failed_step: None,
                 error: Some(note.to_string()),
