@@ -69,9 +69,7 @@ pub(crate) async fn run(state: &Path, args: RestoreArgs) -> anyhow::Result<ExitC
         }
     };
     if !args.json {
-        for outcome in outcomes.iter().filter(|o| o.failed_step.is_none()) {
-            eprintln!("agentvisor: {}", outcome.origin());
-        }
+        super::run::say_restored(&outcomes);
     }
     reopened.finish(&rig, outcomes, args.json).await
 }

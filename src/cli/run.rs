@@ -143,9 +143,7 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
                 .rerun(&rig, agentvisor::rig::run::RESTORE_PROMPT)
                 .await
                 .context("the rig could not be restored")?;
-            for outcome in outcomes.iter().filter(|o| o.restored && o.failed_step.is_none()) {
-                eprintln!("agentvisor: {}", outcome.origin());
-            }
+            say_restored(&outcomes);
             (rig, outcomes)
         }
         None => opened
@@ -155,6 +153,14 @@ pub(crate) async fn run(state: &Path, args: RunArgs) -> anyhow::Result<ExitCode>
             .context("the rig could not start")?,
     };
     finish(opened, view, &rig, outcomes, args.json).await
+}
+
+/// Says on standard error which seats were restored: "restored seat <member> (its own
+/// session <token>)".
+pub(crate) fn say_restored(outcomes: &[SeatOutcome]) {
+    for outcome in outcomes.iter().filter(|o| o.restored && o.failed_step.is_none()) {
+        eprintln!("agentvisor: {}", outcome.origin());
+    }
 }
 
 /// A rig reopened as owner on the spec it was created from, with the live view drawing and

@@ -70,6 +70,10 @@ pub enum SeatRuntime {
 }
 
 impl SeatRuntime {
+    /// Every runtime, in the order the docs list them.
+    pub const ALL: [SeatRuntime; 4] =
+        [SeatRuntime::Native, SeatRuntime::ClaudeCode, SeatRuntime::Codex, SeatRuntime::Terminal];
+
     /// The name as written in a rig spec.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -77,6 +81,22 @@ impl SeatRuntime {
             SeatRuntime::ClaudeCode => "claude-code",
             SeatRuntime::Codex => "codex",
             SeatRuntime::Terminal => "terminal",
+        }
+    }
+
+    /// The runtime written as `text`, if it is one.
+    pub fn parse(text: &str) -> Option<SeatRuntime> {
+        SeatRuntime::ALL.into_iter().find(|runtime| runtime.as_str() == text)
+    }
+
+    /// The external runtime (the agent configuration's `runtime`) a seat on this runtime runs
+    /// its profile on: Claude Code or Codex; `None` for a native or terminal seat.
+    pub fn external(self) -> Option<crate::agent::config::ExternalRuntime> {
+        use crate::agent::config::ExternalRuntime;
+        match self {
+            SeatRuntime::ClaudeCode => Some(ExternalRuntime::ClaudeCode),
+            SeatRuntime::Codex => Some(ExternalRuntime::Codex),
+            SeatRuntime::Native | SeatRuntime::Terminal => None,
         }
     }
 }

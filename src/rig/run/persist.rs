@@ -3,8 +3,10 @@
 //! so a created session is recorded if the store comes back, and reported by its token if it
 //! does not (seed 004, failure mode 5).
 
+use crate::agent::brain::Usage;
 use crate::rig::limits::{STORE_WRITE_ATTEMPTS, STORE_WRITE_BACKOFF};
-use crate::rig::store::StoreError;
+use crate::rig::store::{SeatStore, StoreError};
+use crate::rig::{MemberId, RigId};
 
 /// Whether a refused write may succeed if tried again. Refusals of the state model (a status
 /// change it does not allow, a token that is the source's or another seat's) never will; a
@@ -32,5 +34,13 @@ pub(super) async fn persist<T>(
             }
             Err(error) => return Err((error, tries)),
         }
+    }
+}
+
+/// Records what a realized seat has used in all, within the bound; a refusal past it is logged
+/// and the seat stays realized (usage is an account, not the seat's state).
+pub(super) async fn record_usage(store: &dyn SeatStore, rig: &RigId, member: &MemberId, usage: &Usage) {
+    if let Err((error, tries)) = persist(|| store.record_usage(rig, member, usage)).await {
+        tracing::warn!(%rig, %member, %error, tries, "a seat's usage was not recorded");
     }
 }

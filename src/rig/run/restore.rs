@@ -14,9 +14,11 @@
 //! is launched in its place). A member's `restore_policy` (when it has one) is honoured:
 //! `checkpoint_only` and `relaunch_fresh` seats are left as recorded.
 
-use super::persist::persist;
+use super::persist::record_usage;
+use super::resume::seat_states;
 use super::runner::{
-    RigRunner, adapter_failure, external_outcome, failed_outcome, native_outcome, seat_launch, source_value,
+    RigRunner, adapter_failure, external_outcome, failed_outcome, instance, native_outcome, seat_launch,
+    source_value,
 };
 use super::seat::SeatOutcome;
 use crate::actors::Pid;
@@ -115,12 +117,22 @@ impl RestoreError {
 /// What the member's restore policy says about restoring its seat: `None` to go on, or why
 /// not.
 fn policy_refusal(member: &Member) -> Option<(String, String)> {
-    let why = match member.restore_policy? {
+    let policy = member.restore_policy?;
+    let why = match policy {
         RestorePolicy::ResumeIfPossible => return None,
         RestorePolicy::CheckpointOnly => "its session is kept as recorded, never continued",
         RestorePolicy::RelaunchFresh => "it is launched fresh by running the spec again, never continued",
     };
-    member.restore_policy.map(|policy| (policy.as_str().to_string(), why.to_string()))
+    Some((policy.as_str().to_string(), why.to_string()))
+}
+
+/// The member a seat was declared as.
+fn member_of(rig: &RigId, seat: &SeatRecord) -> Result<Member, RestoreError> {
+    seat.member().map_err(|e| RestoreError::BadSeat {
+        rig: rig.to_string(),
+        member: seat.member.to_string(),
+        error: e.to_string(),
+    })
 }
 
 /// The seats to restore, checked before anything runs: every one named (each realized and
@@ -130,13 +142,7 @@ pub fn seats_to_restore(
     seats: &[SeatRecord],
     named: &[String],
 ) -> Result<Vec<(SeatRecord, Member)>, RestoreError> {
-    let decode = |seat: &SeatRecord| {
-        seat.member().map_err(|e| RestoreError::BadSeat {
-            rig: rig.to_string(),
-            member: seat.member.to_string(),
-            error: e.to_string(),
-        })
-    };
+    let decode = |seat: &SeatRecord| member_of(rig, seat);
     let mut chosen = Vec::new();
     if named.is_empty() {
         for seat in seats.iter().filter(|s| s.status == SeatStatus::Realized) {
@@ -146,9 +152,7 @@ pub fn seats_to_restore(
             }
         }
         if chosen.is_empty() {
-            let seats =
-                seats.iter().map(|s| format!("{}={}", s.member, s.status)).collect::<Vec<_>>().join(", ");
-            return Err(RestoreError::NothingToRestore { rig: rig.to_string(), seats });
+            return Err(RestoreError::NothingToRestore { rig: rig.to_string(), seats: seat_states(seats) });
         }
         return Ok(chosen);
     }
@@ -196,16 +200,17 @@ impl RigRunner {
             return Ok(None);
         }
         let mut latest = None;
-        let mut candidate = spec.id.clone();
         let mut n = 1u32;
-        while self.store.rig(&candidate)?.is_some() {
+        loop {
+            let candidate = instance(&spec.id, n);
+            if self.store.rig(&candidate)?.is_none() {
+                return Ok(latest);
+            }
             if self.store.seats(&candidate)?.iter().any(|s| s.status == SeatStatus::Realized) {
-                latest = Some(candidate.clone());
+                latest = Some(candidate);
             }
             n += 1;
-            candidate = RigId(format!("{}-{n}", spec.id.as_str()));
         }
-        Ok(latest)
     }
 
     /// `run` on a rig it already ran, by its members' restore policies: a realized seat whose
@@ -218,11 +223,7 @@ impl RigRunner {
         let mut restore: Vec<(usize, SeatRecord, Member)> = Vec::new();
         let mut launch: Vec<(usize, Member)> = Vec::new();
         for (index, seat) in seats.iter().enumerate() {
-            let member = seat.member().map_err(|e| RestoreError::BadSeat {
-                rig: rig.to_string(),
-                member: seat.member.to_string(),
-                error: e.to_string(),
-            })?;
+            let member = member_of(rig, seat)?;
             match (seat.status, member.restore_policy) {
                 (SeatStatus::Realized, Some(RestorePolicy::ResumeIfPossible)) => {
                     restore.push((index, seat.clone(), member));
@@ -311,9 +312,7 @@ impl RigRunner {
         };
         if let Some(used) = &realized.usage {
             let total = seat.usage.map_or(*used, |before| before.plus(used));
-            if let Err((error, tries)) = persist(|| self.store.record_usage(rig, &member.id, &total)).await {
-                tracing::warn!(%rig, member = %member.id, %error, tries, "a restored seat's usage was not recorded");
-            }
+            record_usage(self.store.as_ref(), rig, &member.id, &total).await;
         }
         self.report(member, SeatStatus::Realized, None, format!("restored its own session {token}"));
         let mut outcome = external_outcome(member, realized);
@@ -364,11 +363,8 @@ impl RigRunner {
                     Err(e) => still_realized(e.to_string()),
                 };
                 let _ = done.send(Some(pid));
-                if let Some(usage) = &outcome.usage
-                    && let Err((error, tries)) =
-                        persist(|| self.store.record_usage(rig, &member.id, usage)).await
-                {
-                    tracing::warn!(%rig, member = %member.id, %error, tries, "a restored seat's usage was not recorded");
+                if let Some(usage) = &outcome.usage {
+                    record_usage(self.store.as_ref(), rig, &member.id, usage).await;
                 }
                 outcome
             }

@@ -110,12 +110,12 @@ pub fn has_work(rt: &Runtime, seats: &[SeatRecord]) -> bool {
 
 /// The refusal for a rig whose `seats` leave nothing to continue.
 pub fn nothing_to_resume(rig: &RigId, seats: &[SeatRecord]) -> ResumeError {
-    let seats = seats
-        .iter()
-        .map(|s| format!("{}={}", s.member.as_str(), s.status.as_str()))
-        .collect::<Vec<_>>()
-        .join(", ");
-    ResumeError::NothingToResume { rig: rig.to_string(), seats }
+    ResumeError::NothingToResume { rig: rig.to_string(), seats: seat_states(seats) }
+}
+
+/// `seats` as a refusal lists them: `member=status`, comma-separated.
+pub(super) fn seat_states(seats: &[SeatRecord]) -> String {
+    seats.iter().map(|s| format!("{}={}", s.member, s.status)).collect::<Vec<_>>().join(", ")
 }
 
 impl RigRunner {

@@ -16,7 +16,7 @@
 
 use super::delegation::Delegations;
 use super::hosts::RigHosts;
-use super::persist::persist;
+use super::persist::{persist, record_usage};
 use super::seat::SeatOutcome;
 use super::settings::seat_cli;
 use crate::actors::kernel::status::SignalKind;
@@ -178,15 +178,11 @@ impl RigRunner {
     /// The rig id this spec runs under in the store: its own id, or `<id>-2`, `<id>-3`, … if
     /// earlier runs took it (seats keep their identity; a run never reuses another's seats).
     pub fn instance_id(&self, spec: &RigSpec) -> Result<RigId, RunError> {
-        let taken = |id: &str| self.store.rig(&RigId(id.to_string())).map(|r| r.is_some());
-        if !taken(spec.id.as_str())? {
-            return Ok(spec.id.clone());
-        }
-        let mut n = 2u32;
+        let mut n = 1u32;
         loop {
-            let candidate = format!("{}-{n}", spec.id.as_str());
-            if !taken(&candidate)? {
-                return Ok(RigId(candidate));
+            let candidate = instance(&spec.id, n);
+            if self.store.rig(&candidate)?.is_none() {
+                return Ok(candidate);
             }
             n += 1;
         }
@@ -433,13 +429,9 @@ impl SeatTask {
         Ok(outcome)
     }
 
-    /// Records what the seat used; a refusal past the bound is logged, the seat stays realized.
+    /// Records what the seat used (see [`record_usage`]).
     async fn record_usage(&self, usage: &Usage) {
-        if let Err((error, tries)) =
-            persist(|| self.store.record_usage(&self.rig, &self.member.id, usage)).await
-        {
-            tracing::warn!(rig = %self.rig, member = %self.member.id, %error, tries, "a seat's usage was not recorded");
-        }
+        record_usage(self.store.as_ref(), &self.rig, &self.member.id, usage).await;
     }
 
     /// A native id: `seat:<member>` (a seat of this rig, once its session has ended), the
@@ -537,6 +529,11 @@ impl SeatTask {
         self.report(SeatStatus::Realized, None, format!("realized as {}", realized.token));
         Ok(external_outcome(&self.member, realized))
     }
+}
+
+/// The `n`th instance of rig `id` in a state directory: `id` itself, then `id-2`, `id-3`, ….
+pub(super) fn instance(id: &RigId, n: u32) -> RigId {
+    if n <= 1 { id.clone() } else { RigId(format!("{}-{n}", id.as_str())) }
 }
 
 impl Adapters {

@@ -4,8 +4,8 @@
 //! arguments are configured once, for seats and processes alike.
 
 use super::hosts::RigHosts;
-use crate::agent::config::ExternalRuntime;
-use crate::rig::{Member, SeatRuntime};
+use crate::rig::Member;
+use crate::rig::spec::profile_refusal;
 use std::time::Duration;
 
 /// What a seat's commands run with.
@@ -26,11 +26,8 @@ pub(super) struct SeatCli {
 /// defaults). A profile the configuration lacks, one of another runtime, or a `from_env`
 /// variable that is not set is refused with a sentence naming what to fix.
 pub(super) fn seat_cli(hosts: &RigHosts, member: &Member) -> Result<SeatCli, String> {
-    let Some(agent_ref) = &member.agent_ref else { return Ok(SeatCli::default()) };
-    let runtime = match member.runtime {
-        SeatRuntime::ClaudeCode => ExternalRuntime::ClaudeCode,
-        SeatRuntime::Codex => ExternalRuntime::Codex,
-        SeatRuntime::Native | SeatRuntime::Terminal => return Ok(SeatCli::default()),
+    let (Some(agent_ref), Some(runtime)) = (&member.agent_ref, member.runtime.external()) else {
+        return Ok(SeatCli::default());
     };
     let host = hosts.get(agent_ref).ok_or_else(|| {
         format!("{}: no agent configuration {agent_ref:?} is loaded for this rig", member.runtime)
@@ -43,19 +40,12 @@ pub(super) fn seat_cli(hosts: &RigHosts, member: &Member) -> Result<SeatCli, Str
             runtime.as_str()
         ));
     };
-    let profile = host.config().external(profile_id).filter(|p| p.runtime() == runtime).ok_or_else(|| {
-        let ids: Vec<String> = host
-            .config()
-            .externals()
-            .filter(|p| p.runtime() == runtime)
-            .map(|p| p.id().to_string())
-            .collect();
-        format!(
-            "{}: {agent_ref} has no {} profile {profile_id:?} (it has: {})",
-            member.runtime,
-            runtime.as_str(),
-            if ids.is_empty() { "none".to_owned() } else { ids.join(", ") }
-        )
+    // The spec check refuses these first (`load_rig`); a rig built another way meets the same rule.
+    if let Some((code, message)) = profile_refusal(host.config(), member.runtime, agent_ref, profile_id) {
+        return Err(format!("{}: {message} ({code})", member.runtime));
+    }
+    let profile = host.config().external(profile_id).ok_or_else(|| {
+        format!("{}: `{profile_id}` is not an external profile of {agent_ref}", member.runtime)
     })?;
     let cli = profile.cli();
     let env = cli.environment().map_err(|e| format!("{}: {e}", member.runtime))?;

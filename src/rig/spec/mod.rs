@@ -73,6 +73,7 @@ mod report;
 mod text;
 mod yaml;
 
+pub(crate) use check::profile_refusal;
 pub use error::LoadRigError;
 pub use expand::{check_expansion, check_expansion_ids};
 pub use parse::{load_rig, parse_expansion, parse_members, parse_rig};

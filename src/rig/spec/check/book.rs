@@ -83,8 +83,9 @@ impl ConfigBook {
     }
 }
 
-/// Why `id` cannot be the profile of a `runtime` member running `config`, if it cannot.
-fn profile_refusal(
+/// Why `id` cannot be the profile of a `runtime` member running `config` (named `agent_ref`),
+/// if it cannot: the one rule for the spec check and for a seat's launch.
+pub(crate) fn profile_refusal(
     config: &CheckedConfig,
     runtime: SeatRuntime,
     agent_ref: &str,
@@ -103,12 +104,10 @@ fn profile_refusal(
             format!("`{id}` is not a profile or machine of `{file}`; {}", listing(config, None)),
         ));
     }
-    let wanted = match runtime {
-        SeatRuntime::Terminal => return None,
-        SeatRuntime::Native => None,
-        SeatRuntime::ClaudeCode => Some(ExternalRuntime::ClaudeCode),
-        SeatRuntime::Codex => Some(ExternalRuntime::Codex),
-    };
+    if runtime == SeatRuntime::Terminal {
+        return None;
+    }
+    let wanted = runtime.external();
     let message = match (wanted, external) {
         (None, None) => return None,
         (Some(wanted), Some(external)) if wanted == external => return None,

@@ -199,9 +199,7 @@ fn runtime(entry: &Entry<'_>, value: &Text, problems: &mut Problems) -> Option<S
             return None;
         }
     };
-    let runtime = [SeatRuntime::Native, SeatRuntime::ClaudeCode, SeatRuntime::Codex, SeatRuntime::Terminal]
-        .into_iter()
-        .find(|runtime| runtime.as_str() == text.value);
+    let runtime = SeatRuntime::parse(&text.value);
     if runtime.is_none() {
         entry.problem(
             problems,

@@ -25,7 +25,7 @@ use crate::rig::{Member, MemberId, RigId, RigSpec, SeatRuntime};
 use serde_saphyr::{Location, Spanned};
 use std::collections::BTreeSet;
 
-pub(crate) use book::ConfigBook;
+pub(crate) use book::{ConfigBook, profile_refusal};
 pub(crate) use ids::validate_id;
 
 /// The members a new list of members joins: none for a rig spec, the rig's for an expansion.

@@ -44,10 +44,8 @@ pub(super) fn seat(raw: RawSeat) -> Result<SeatRecord, StoreError> {
     let damaged =
         |what: String| StoreError::Corrupt { message: format!("seat {member} of rig {rig}: {what}") };
     let runtime = runtime.unwrap_or_default();
-    let runtime = [SeatRuntime::Native, SeatRuntime::ClaudeCode, SeatRuntime::Codex, SeatRuntime::Terminal]
-        .into_iter()
-        .find(|known| known.as_str() == runtime)
-        .ok_or_else(|| damaged(format!("unknown runtime {runtime:?}")))?;
+    let runtime =
+        SeatRuntime::parse(&runtime).ok_or_else(|| damaged(format!("unknown runtime {runtime:?}")))?;
     let status = status.unwrap_or_default();
     let status = SeatStatus::parse(&status).ok_or_else(|| damaged(format!("unknown status {status:?}")))?;
     let usage = raw
