@@ -832,3 +832,32 @@ fn a_profile_declares_its_restart_policy_and_its_supervision() {
         format!("{BRAIN}profiles:\n  - {{id: a, brain: b, window_tokens: 1000, restart: sometimes}}\n");
     assert!(parse_yaml(&policy).is_err(), "an unknown restart policy is refused");
 }
+
+#[test]
+fn parser_refusals_speak_of_the_file_not_of_rust_types() {
+    let refusals = [
+        parse_yaml("profiles:\n  - just a string\n")
+            .map(|_| ())
+            .expect_err("not a configuration")
+            .to_string(),
+        parse_toml("profiles = [\"just a string\"]\n")
+            .map(|_| ())
+            .expect_err("not a configuration")
+            .to_string(),
+    ];
+    assert!(refusals[1].contains("expected a mapping of fields"), "{}", refusals[1]);
+    for said in refusals {
+        assert!(!said.contains("struct") && !said.contains("Raw"), "a Rust name leaked: {said}");
+    }
+}
+
+#[test]
+fn a_check_with_one_problem_says_one_problem() {
+    let error = load_yaml("profiles:\n  - {id: solo, brain: missing, window_tokens: 32000}\n")
+        .expect_err("an unknown brain");
+    let said = error.to_string();
+    assert!(!said.contains("(1 problems)"), "{said}");
+    if said.contains("problem") {
+        assert!(said.contains("(1 problem)") || !said.contains("(1 "), "{said}");
+    }
+}

@@ -70,6 +70,6 @@ pub enum LoadError {
     #[error(transparent)]
     Parse(#[from] ParseError),
     /// The launch check refused the configuration.
-    #[error("the launch check refused the configuration ({count} problems):\n{report}", count = .0.problems().len(), report = .0)]
+    #[error("the launch check refused the configuration ({count}):\n{report}", count = super::words::problem_count(.0.problems().len()), report = .0)]
     Check(#[from] LaunchReport),
 }

@@ -44,6 +44,7 @@ mod profile;
 mod prompt;
 mod report;
 mod telemetry;
+mod words;
 
 pub use brain_ref::{BrainBackend, BrainKind, BrainSpec, HttpSettings, RawFloat};
 pub use budget::{AgentBudget, Guards};
@@ -62,6 +63,7 @@ pub use profile::{Compaction, CompactionKind, CompactionStrategy, Profile};
 pub use prompt::{DEFAULT_SYSTEM_PROMPT, PromptTemplate, PromptVar, Segment, TemplateError};
 pub use report::{LaunchReport, Problem, ProblemCode};
 pub use telemetry::TelemetrySettings;
+pub use words::{plain_words, problem_count};
 
 /// The file format's entries as written, below [`AgentConfig`]: what [`check`] reads.
 pub mod raw {

@@ -10,6 +10,7 @@ use super::checked::CheckedConfig;
 use super::error::{ConfigFormat, LoadError, ParseError};
 use super::machine::RawMachine;
 use super::profile::RawProfile;
+use super::words::plain_words;
 use crate::agent::limits::CONFIG_BYTES_MAX;
 use serde::Deserialize;
 use std::io::Read;
@@ -54,7 +55,7 @@ pub fn parse_yaml(text: &str) -> Result<AgentConfig, ParseError> {
     serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let message = e.to_string();
         // serde-saphyr opens its messages with "error: "; ours already say so.
-        let message = message.strip_prefix("error: ").unwrap_or(&message).trim_end().to_owned();
+        let message = plain_words(message.strip_prefix("error: ").unwrap_or(&message).trim_end());
         ParseError::Syntax { format: ConfigFormat::Yaml, message }
     })
 }
@@ -64,7 +65,7 @@ pub fn parse_toml(text: &str) -> Result<AgentConfig, ParseError> {
     size_check(ConfigFormat::Toml, text)?;
     toml::from_str(text).map_err(|e| ParseError::Syntax {
         format: ConfigFormat::Toml,
-        message: e.to_string().trim_end().to_owned(),
+        message: plain_words(e.to_string().trim_end()),
     })
 }
 

@@ -16,7 +16,7 @@ pub enum LoadRigError {
         source: std::io::Error,
     },
     /// The file was read, and the spec in it has problems.
-    #[error("{} is not a valid rig spec ({} problems):\n{report}", path.display(), report.problems.len())]
+    #[error("{} is not a valid rig spec ({}):\n{report}", path.display(), crate::agent::config::problem_count(report.problems.len()))]
     Invalid {
         /// The file.
         path: PathBuf,

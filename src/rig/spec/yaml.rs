@@ -54,7 +54,7 @@ fn refusal(error: &serde_saphyr::Error, path: &Path) -> RigProblem {
         line,
         column,
         code,
-        message: format!("{}{what_to_do}", clean(&said)),
+        message: format!("{}{what_to_do}", clean(&crate::agent::config::plain_words(&said))),
     }
 }
 
