@@ -853,11 +853,9 @@ fn parser_refusals_speak_of_the_file_not_of_rust_types() {
 
 #[test]
 fn a_check_with_one_problem_says_one_problem() {
-    let error = load_yaml("profiles:\n  - {id: solo, brain: missing, window_tokens: 32000}\n")
-        .expect_err("an unknown brain");
-    let said = error.to_string();
-    assert!(!said.contains("(1 problems)"), "{said}");
-    if said.contains("problem") {
-        assert!(said.contains("(1 problem)") || !said.contains("(1 "), "{said}");
-    }
+    let yaml = format!("{BRAIN}profiles:\n  - {{id: solo, brain: missing, window_tokens: 32000}}\n");
+    let error = load_yaml(&yaml).expect_err("an unknown brain");
+    let LoadError::Check(report) = &error else { panic!("the check refuses it: {error}") };
+    assert_eq!(report.problems().len(), 1, "{error}");
+    assert!(error.to_string().contains("(1 problem)"), "{error}");
 }

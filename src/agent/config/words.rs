@@ -56,10 +56,12 @@ fn budget_words(breach: &str) -> String {
     if let Some(figures) = figures.filter(|f| !f.is_empty()) {
         said.push_str(&format!(" ({figures})"));
     }
-    said.push_str(
+    said.push_str(if name.contains("Alias") || name.contains("Anchor") {
         "; aliases and anchors are expanded within a fixed budget, so write the repeated values out \
-         or use fewer aliases",
-    );
+         or use fewer aliases"
+    } else {
+        "; a document is read within a fixed budget, so make it smaller or less deeply nested"
+    });
     said.push_str(after);
     said
 }
@@ -100,6 +102,8 @@ mod tests {
              use fewer aliases at line 3"
         );
         assert!(!said.contains('{'));
+        let depth = plain_words("budget breached: Depth { depth: 3000 }");
+        assert!(depth.contains("limit on depth (depth 3000)") && !depth.contains("aliases"), "{depth}");
     }
 
     #[test]
