@@ -81,6 +81,68 @@ fn the_example_swarm_runs_to_its_published_report() {
     assert_eq!(kinds.iter().filter(|k| *k == "agent_transition").count(), 4, "{kinds:?}");
 }
 
+/// What a run of the example swarm left.
+#[derive(Debug, PartialEq)]
+struct SwarmRun {
+    /// The `result` line.
+    result: String,
+    /// Each process row's depth and status.
+    processes: Vec<(u64, String)>,
+    /// The root's incarnations' profiles.
+    profiles: Vec<String>,
+    /// The type of every event of every process.
+    streams: Vec<Vec<String>>,
+}
+
+/// Runs the example swarm with `scripts`.
+fn swarm_run(scripts: &str) -> SwarmRun {
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+    let out = agentvisor(
+        &state,
+        &["agent", "examples/agents/swarm.yaml", "lead", "Write the report", "--scripts", scripts],
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{scripts}: {stdout}\n{}", text(&out.stderr));
+    let result = stdout.lines().find(|l| l.starts_with("result")).unwrap_or_default().to_string();
+    let ps = agentvisor(&state, &["ps", "--all", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
+    let rows = rows.as_array().expect("array").clone();
+    let processes: Vec<(u64, String)> = rows
+        .iter()
+        .map(|r| (r["depth"].as_u64().unwrap_or(99), r["status"].as_str().unwrap_or_default().to_string()))
+        .collect();
+    let root = rows.iter().find(|r| r["depth"] == 0).expect("root")["pid"].as_str().expect("pid").to_string();
+    let inspect = agentvisor(&state, &["inspect", &root, "--json"]);
+    let view: serde_json::Value = serde_json::from_slice(&inspect.stdout).expect("json");
+    let profiles = view["agent"]["incarnations"]
+        .as_array()
+        .expect("incarnations")
+        .iter()
+        .filter_map(|i| i["profile"].as_str().map(str::to_string))
+        .collect();
+    let mut streams = Vec::new();
+    for row in &rows {
+        let pid = row["pid"].as_str().expect("pid");
+        let events = agentvisor(&state, &["events", "--json", pid]);
+        let kinds = text(&events.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+            .map(|v| v["type"].as_str().unwrap_or_default().to_string())
+            .collect();
+        streams.push(kinds);
+    }
+    SwarmRun { result, processes, profiles, streams }
+}
+
+#[test]
+fn the_example_swarm_ends_the_same_when_its_lead_answers_with_programs() {
+    let calls = swarm_run("examples/agents/swarm-scripts.json");
+    let code = swarm_run("examples/agents/swarm-code-scripts.json");
+    assert_eq!(calls.result, "result  \"report published\"");
+    assert_eq!(calls, code);
+}
+
 #[test]
 fn a_refused_configuration_launches_nothing() {
     let work = tempfile::tempdir().expect("tempdir");

@@ -58,6 +58,7 @@ async fn every_example_scenario_completes_with_every_expectation_holding() {
         "merge_after_wait",
         "agent_exec_fork",
         "agent_processes",
+        "code_path",
     ] {
         assert!(
             files.iter().any(|f| f.file_stem().is_some_and(|s| s == required)),

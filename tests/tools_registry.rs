@@ -11,7 +11,7 @@ fn every_tool_name_appears_once() {
     let names: Vec<&str> = Tool::all().map(Tool::name).collect();
     let unique: BTreeSet<&str> = names.iter().copied().collect();
     assert_eq!(unique.len(), names.len(), "a name is used twice: {names:?}");
-    assert_eq!(names.len(), 17 + 7 + 12, "the kernel tools, the agent calls and the module tools");
+    assert_eq!(names.len(), 17 + 11 + 12, "the kernel tools, the agent calls and the module tools");
     for tool in Tool::all() {
         assert_eq!(Tool::parse(tool.name()), Some(tool));
         assert_eq!(tool.spec().name, tool.name());

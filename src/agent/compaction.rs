@@ -141,16 +141,25 @@ async fn summarize(
     window: &Window<Message>,
     cut: usize,
 ) -> Result<(Message, Usage), BrainError> {
+    let (summary, usage) = summarize_messages(brain, window.iter().take(cut)).await?;
+    let note =
+        Message::note(format!("Summary of the {cut} earlier messages of this conversation: {summary}"));
+    Ok((note, usage))
+}
+
+/// Asks `brain` for a summary of `messages`, rendered oldest first as one user message (their
+/// tool calls and results as text); returns the summary's text and what it cost.
+pub async fn summarize_messages<'a>(
+    brain: &dyn Brain,
+    messages: impl Iterator<Item = &'a Message>,
+) -> Result<(String, Usage), BrainError> {
     let mut text = String::from("The conversation to summarize, oldest first:\n");
-    for message in window.iter().take(cut) {
+    for message in messages {
         render(&mut text, message);
     }
     let request = vec![Message::user(text)];
     let turn = brain.turn(TurnRequest::new(SUMMARIZER_PROMPT, &request, &[])).await?;
-    let summary = turn.message.text.clone().unwrap_or_default();
-    let note =
-        Message::note(format!("Summary of the {cut} earlier messages of this conversation: {summary}"));
-    Ok((note, turn.usage))
+    Ok((turn.message.text.clone().unwrap_or_default(), turn.usage))
 }
 
 /// One message as a line of the summarizer's input.

@@ -154,3 +154,71 @@ pub const EXTERNAL_STDERR_BYTES_MAX: usize = 16 * 1024;
 /// The longest line an external session may write on standard output. Stream events are
 /// one JSON object per line; a longer line is refused as malformed rather than buffered.
 pub const EXTERNAL_LINE_BYTES_MAX: usize = 8 * 1024 * 1024;
+
+/// Fuel a program may burn when its profile does not say. Fuel counts the interpreter's
+/// interrupt polls (it polls on calls and backward jumps, and reports every
+/// [`CODE_FUEL_PER_POLL`]): about a second of pure computation on this class of machine,
+/// far more than orchestrating tool calls needs, and a loop that never ends is stopped by it
+/// deterministically, whatever the machine's load.
+pub const CODE_FUEL_DEFAULT: u64 = 500_000_000;
+
+/// The most fuel a profile may give a program: a hundred times the default.
+pub const CODE_FUEL_MAX: u64 = 50_000_000_000;
+
+/// Interpreter steps between two interrupt polls: the engine's own counter (QuickJS's
+/// `JS_INTERRUPT_COUNTER_INIT`), so fuel is spent in steps of this size.
+pub const CODE_FUEL_PER_POLL: u64 = 10_000;
+
+/// The memory a program's interpreter may allocate when its profile does not say: its heap,
+/// its strings and the values tools returned. 64 MiB holds any result a tool gives.
+pub const CODE_MEMORY_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
+
+/// The most memory a profile may give a program's interpreter, 1 GiB.
+pub const CODE_MEMORY_BYTES_MAX: u64 = 1024 * 1024 * 1024;
+
+/// The least memory a program's interpreter may be given, 1 MiB: the engine's own start
+/// takes a few hundred KiB.
+pub const CODE_MEMORY_BYTES_MIN: u64 = 1024 * 1024;
+
+/// Wall time a program may compute when its profile does not say, in milliseconds. Time spent
+/// waiting for its tool calls (a blocking wait on subagents, a model call of theirs) is not
+/// counted: fuel bounds the work, this bounds a slow machine.
+pub const CODE_TIME_MS_DEFAULT: u64 = 10_000;
+
+/// The most compute time a profile may give a program: ten minutes.
+pub const CODE_TIME_MS_MAX: u64 = 600_000;
+
+/// Bytes of console output a program may write when its profile does not say. The output is
+/// part of the program's result in the window, so it is bounded like a tool result.
+pub const CODE_OUTPUT_BYTES_DEFAULT: u64 = 64 * 1024;
+
+/// The most console output a profile may allow a program, 1 MiB.
+pub const CODE_OUTPUT_BYTES_MAX: u64 = 1024 * 1024;
+
+/// The largest value a program may return, as JSON: a result enters the window as a tool
+/// result does.
+pub const CODE_RESULT_BYTES_MAX: usize = 256 * 1024;
+
+/// Tool calls one program may make: a loop that calls a tool forever is stopped here rather
+/// than by the budget alone (each call is also charged like a call of the turn).
+pub const CODE_CALLS_MAX: u32 = 10_000;
+
+/// The largest program source `run_code` accepts; a saved program is bounded by the library's
+/// own limit.
+pub const CODE_SOURCE_BYTES_MAX: usize = 256 * 1024;
+
+/// The interpreter's stack: deep recursion in a program ends in a `RangeError`-like
+/// exception at this depth instead of overflowing the thread.
+pub const CODE_STACK_BYTES: usize = 1024 * 1024;
+
+/// The program thread's own stack: the interpreter's stack plus room for the engine's native
+/// frames above it.
+pub const CODE_THREAD_STACK_BYTES: usize = 4 * 1024 * 1024;
+
+/// The longest summary `archive_thread` takes from the model: the summary stands in the window
+/// for the turns it replaces, so it must be much smaller than they are to be worth it.
+pub const ARCHIVE_SUMMARY_BYTES_MAX: usize = 16 * 1024;
+
+/// The most archived ranges an agent keeps track of: each is a line of its durable state. An
+/// archive past this is refused; compaction still works.
+pub const ARCHIVE_RANGES_MAX: usize = 4096;

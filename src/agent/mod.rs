@@ -10,6 +10,8 @@
 //!
 //! - [`brain`]: the `Brain` trait (a window in, the model's next turn out), the scripted and
 //!   OpenAI-compatible brains, the conversation types and the token estimator.
+//! - [`code`]: responses-as-code, programs the model writes run in an embedded JavaScript
+//!   interpreter whose functions are the agent's tools, within limits.
 //! - [`compaction`]: when a window is compacted, where it is cut, and the `truncate` and
 //!   `summarize` strategies.
 //! - [`config`]: loading brains, profiles and machines from YAML or TOML, and the launch
@@ -27,6 +29,7 @@
 //! The agent layer uses the kernel ([`crate::actors`]) only through its public API.
 
 pub mod brain;
+pub mod code;
 pub mod compaction;
 pub mod config;
 pub mod external;

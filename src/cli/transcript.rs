@@ -41,17 +41,49 @@ enum Entry {
         inherited_messages: u64,
     },
     /// A fork's first incarnation: where it was forked from.
-    ForkedFrom { pid: Option<String>, agent_id: Option<String>, turn: Option<u64> },
+    ForkedFrom {
+        pid: Option<String>,
+        agent_id: Option<String>,
+        turn: Option<u64>,
+    },
     /// A context message an incarnation opened with.
-    Opening { message: Message },
+    Opening {
+        message: Message,
+    },
     /// A message from another process reached the context.
-    MessageReceived { from_pid: String, message_kind: String, text: String },
+    MessageReceived {
+        from_pid: String,
+        message_kind: String,
+        text: String,
+    },
     /// The window was compacted before a turn.
-    Compacted { turn: u64, tokens_before: u64, tokens_after: u64, cut: u64 },
+    Compacted {
+        turn: u64,
+        tokens_before: u64,
+        tokens_after: u64,
+        cut: u64,
+    },
+    Archived {
+        turn: u64,
+        from_turn: u64,
+        to_turn: u64,
+        messages: u64,
+        summary: String,
+    },
     /// A model call was retried.
-    Retried { turn: u64, attempt: u32, code: String, message: String },
+    Retried {
+        turn: u64,
+        attempt: u32,
+        code: String,
+        message: String,
+    },
     /// A turn: what the model said and what it cost.
-    Turn { turn: u64, text: Option<String>, usage: Usage, compacted: bool },
+    Turn {
+        turn: u64,
+        text: Option<String>,
+        usage: Usage,
+        compacted: bool,
+    },
     /// One call of the turn before it.
     Call {
         turn: u64,
@@ -61,21 +93,50 @@ enum Entry {
         result: Option<Value>,
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<CallError>,
+        /// The calls a program made, in order (`run_code`, `run_program`).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        calls: Vec<CallRecord>,
     },
     /// A message the agent sent, in the turn before it.
-    MessageSent { to_pid: String, text: String },
+    MessageSent {
+        to_pid: String,
+        text: String,
+    },
     /// The agent forked a copy of itself.
-    ForkedChild { turn: u64, pid: Option<String>, agent_id: String },
+    ForkedChild {
+        turn: u64,
+        pid: Option<String>,
+        agent_id: String,
+    },
     /// The agent became another profile.
-    Exec { turn: u64, to_profile: String, to_agent_id: String },
+    Exec {
+        turn: u64,
+        to_profile: String,
+        to_agent_id: String,
+    },
     /// A machine transition handed over to the next state's profile.
-    Transition { turn: u64, to_profile: String, to_agent_id: String },
+    Transition {
+        turn: u64,
+        to_profile: String,
+        to_agent_id: String,
+    },
     /// A machine entered a state.
-    FsmState { machine: String, state: String, from: Option<String> },
+    FsmState {
+        machine: String,
+        state: String,
+        from: Option<String>,
+    },
     /// An incarnation ended the session.
-    Finished { outcome: String, result: Option<Value>, usage: Usage },
+    Finished {
+        outcome: String,
+        result: Option<Value>,
+        usage: Usage,
+    },
     /// The process's final row in the store.
-    Process { status: String, outcome: Value },
+    Process {
+        status: String,
+        outcome: Value,
+    },
 }
 
 pub(crate) async fn run(state: &Path, args: TranscriptArgs) -> anyhow::Result<ExitCode> {
@@ -171,6 +232,15 @@ fn entries(records: &[EventRecord], pid: Pid) -> Vec<Entry> {
                 tokens_after: *tokens_after,
                 cut: *cut,
             }),
+            AgentEvent::ThreadArchived { turn, from_turn, to_turn, messages, summary } => {
+                out.push(Entry::Archived {
+                    turn: *turn,
+                    from_turn: *from_turn,
+                    to_turn: *to_turn,
+                    messages: *messages,
+                    summary: summary.clone(),
+                })
+            }
             AgentEvent::ModelRetried { turn, attempt, code, message, .. } => out.push(Entry::Retried {
                 turn: *turn,
                 attempt: *attempt,
@@ -206,7 +276,14 @@ fn entries(records: &[EventRecord], pid: Pid) -> Vec<Entry> {
 }
 
 fn call_entry(turn: u64, call: CallRecord) -> Entry {
-    Entry::Call { turn, tool: call.tool, arguments: call.arguments, result: call.result, error: call.error }
+    Entry::Call {
+        turn,
+        tool: call.tool,
+        arguments: call.arguments,
+        result: call.result,
+        error: call.error,
+        calls: call.calls,
+    }
 }
 
 /// Where the fork whose incarnation is `agent_id` came from: the forker's `agent_transition`.
@@ -294,6 +371,10 @@ fn lines(entry: &Entry) -> Vec<String> {
         Entry::Retried { turn, attempt, code, message } => {
             vec![format!("  ↻ turn {turn} attempt {attempt} failed ({code}): {message}")]
         }
+        Entry::Archived { turn, from_turn, to_turn, messages, summary } => block(
+            &format!("  ⋯ turn {turn} archived turns {from_turn}–{to_turn} ({messages} messages): "),
+            summary,
+        ),
         Entry::Turn { turn, text, usage, compacted } => {
             let mut out = vec![format!(
                 "turn {turn}  {}{}",
@@ -305,16 +386,8 @@ fn lines(entry: &Entry) -> Vec<String> {
             }
             out
         }
-        Entry::Call { tool, arguments, result, error, .. } => {
-            let mut out = block(&format!("  → {tool} "), &arguments.to_string());
-            match (result, error) {
-                (_, Some(error)) => {
-                    out.extend(block("    ✗ ", &format!("{}: {}", error.code, error.message)))
-                }
-                (Some(result), None) => out.extend(block("    ← ", &result.to_string())),
-                (None, None) => {}
-            }
-            out
+        Entry::Call { tool, arguments, result, error, calls, .. } => {
+            call_lines("  ", tool, arguments, result, error, calls)
         }
         Entry::MessageSent { to_pid, text } => block(&format!("  ✉ sent to {}: ", short(Some(to_pid))), text),
         Entry::ForkedChild { turn, pid, agent_id } => {
@@ -337,4 +410,29 @@ fn lines(entry: &Entry) -> Vec<String> {
         )],
         Entry::Process { status, outcome } => vec![format!("process: {status}  outcome {outcome}")],
     }
+}
+
+/// A call's lines at `indent`: the call, its answer, and the calls its program made, each one
+/// level deeper.
+fn call_lines(
+    indent: &str,
+    tool: &str,
+    arguments: &Value,
+    result: &Option<Value>,
+    error: &Option<CallError>,
+    calls: &[CallRecord],
+) -> Vec<String> {
+    let mut out = block(&format!("{indent}→ {tool} "), &arguments.to_string());
+    let deeper = format!("{indent}    ");
+    for call in calls {
+        out.extend(call_lines(&deeper, &call.tool, &call.arguments, &call.result, &call.error, &call.calls));
+    }
+    match (result, error) {
+        (_, Some(error)) => {
+            out.extend(block(&format!("{indent}  ✗ "), &format!("{}: {}", error.code, error.message)))
+        }
+        (Some(result), None) => out.extend(block(&format!("{indent}  ← "), &result.to_string())),
+        (None, None) => {}
+    }
+    out
 }

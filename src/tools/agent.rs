@@ -1,11 +1,12 @@
 //! The agent calls of the agent layer (`finish`, `spawn_subagent`, `wait_for_subagents`,
-//! `send_message`, `fork`, `exec`, `transition_state`): their names, descriptions and typed
-//! arguments. Which of them a profile is offered, and what they do, is the agent layer's
+//! `send_message`, `fork`, `exec`, `transition_state`, `run_code`, `run_program`,
+//! `archive_thread`, `read_archive`): their names, descriptions and typed arguments. Which of them a profile is offered, and what they do, is the agent layer's
 //! (`crate::agent::run`).
 
 use super::dispatch::from_args;
 use super::spec::{ToolSpec, parameters_of};
 use crate::actors::runtime::calls::ToolError;
+use crate::agent::limits::{ARCHIVE_SUMMARY_BYTES_MAX, CODE_SOURCE_BYTES_MAX};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -27,11 +28,19 @@ pub enum AgentTool {
     Exec,
     /// `transition_state(state, prompt?)`.
     TransitionState,
+    /// `run_code(code)`: a program, the second execution path.
+    RunCode,
+    /// `run_program(id, args?)`: a saved program of the library, on the same path.
+    RunProgram,
+    /// `archive_thread(from_turn, to_turn, summary?)`: model-called compaction.
+    ArchiveThread,
+    /// `read_archive(turn)`: an archived turn, by number.
+    ReadArchive,
 }
 
 impl AgentTool {
     /// Every agent call.
-    pub const ALL: [AgentTool; 7] = [
+    pub const ALL: [AgentTool; 11] = [
         AgentTool::Finish,
         AgentTool::SpawnSubagent,
         AgentTool::WaitForSubagents,
@@ -39,6 +48,10 @@ impl AgentTool {
         AgentTool::Fork,
         AgentTool::Exec,
         AgentTool::TransitionState,
+        AgentTool::RunCode,
+        AgentTool::RunProgram,
+        AgentTool::ArchiveThread,
+        AgentTool::ReadArchive,
     ];
 
     /// The call's name.
@@ -51,6 +64,10 @@ impl AgentTool {
             AgentTool::Fork => "fork",
             AgentTool::Exec => "exec",
             AgentTool::TransitionState => "transition_state",
+            AgentTool::RunCode => "run_code",
+            AgentTool::RunProgram => "run_program",
+            AgentTool::ArchiveThread => "archive_thread",
+            AgentTool::ReadArchive => "read_archive",
         }
     }
 
@@ -103,6 +120,34 @@ impl AgentTool {
                  takes over this conversation. One succession per turn: the first stands and a \
                  second is refused; an ending in the same turn beats it."
             }
+            AgentTool::RunCode => {
+                "Run a JavaScript program as part of this turn. The program is the body of an \
+                 async function: `return` gives its value, `await` works at the top level. Each of \
+                 your other tools is an async function of the same name taking its arguments \
+                 object (`const id = (await fork({prompt: \"...\"})).id`), also reachable as \
+                 `tools.<name>`; a refused call throws an Error whose `code` is the refusal's code. \
+                 `console.log` writes output. Calls run one at a time in the order made, with the \
+                 same rules as calls of the turn: a fork cannot be waited on in the turn that made \
+                 it, the first exec or transition_state stands, an ending beats both. There is no \
+                 clock, file system or network. Returns `result`, `output` and the calls made, or \
+                 an `error` naming the line; fuel, memory, compute time and output are limited."
+            }
+            AgentTool::RunProgram => {
+                "Run a program saved in your program library, by id, exactly as run_code runs a \
+                 program; `args` is available to it as `args`. A program can fetch_program another \
+                 one's source."
+            }
+            AgentTool::ArchiveThread => {
+                "Archive the turns `from_turn` to `to_turn` (both included, all before this turn): \
+                 when this turn ends they leave your window and a note with `summary` takes their \
+                 place (leave `summary` out to have your profile's summarizer write it). Archived \
+                 turns stay readable by number with read_archive. Applied before any exec, \
+                 transition_state or fork of the same turn, so a successor or a copy starts from \
+                 the archived window."
+            }
+            AgentTool::ReadArchive => {
+                "Read an archived turn by its number: every message of that turn as it was."
+            }
         }
     }
 
@@ -116,6 +161,10 @@ impl AgentTool {
             AgentTool::Fork => parameters_of::<ForkSelfArgs>(),
             AgentTool::Exec => parameters_of::<ExecArgs>(),
             AgentTool::TransitionState => parameters_of::<TransitionArgs>(),
+            AgentTool::RunCode => parameters_of::<RunCodeArgs>(),
+            AgentTool::RunProgram => parameters_of::<RunProgramArgs>(),
+            AgentTool::ArchiveThread => parameters_of::<ArchiveThreadArgs>(),
+            AgentTool::ReadArchive => parameters_of::<ReadArchiveArgs>(),
         }
     }
 
@@ -139,6 +188,10 @@ impl AgentTool {
             AgentTool::Fork => AgentCall::Fork(from_args(args)?),
             AgentTool::Exec => AgentCall::Exec(from_args(args)?),
             AgentTool::TransitionState => AgentCall::TransitionState(from_args(args)?),
+            AgentTool::RunCode => AgentCall::RunCode(from_args(args)?),
+            AgentTool::RunProgram => AgentCall::RunProgram(from_args(args)?),
+            AgentTool::ArchiveThread => AgentCall::ArchiveThread(from_args(args)?),
+            AgentTool::ReadArchive => AgentCall::ReadArchive(from_args(args)?),
         })
     }
 }
@@ -166,6 +219,14 @@ pub enum AgentCall {
     Exec(ExecArgs),
     /// `transition_state`.
     TransitionState(TransitionArgs),
+    /// `run_code`.
+    RunCode(RunCodeArgs),
+    /// `run_program`.
+    RunProgram(RunProgramArgs),
+    /// `archive_thread`.
+    ArchiveThread(ArchiveThreadArgs),
+    /// `read_archive`.
+    ReadArchive(ReadArchiveArgs),
 }
 
 /// `finish`'s arguments.
@@ -240,4 +301,50 @@ pub struct TransitionArgs {
     /// The next state's opening message.
     #[serde(default)]
     pub prompt: Option<String>,
+}
+
+/// `run_code`'s arguments.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunCodeArgs {
+    /// The program: JavaScript, the body of an async function.
+    #[schemars(extend("maxLength" = CODE_SOURCE_BYTES_MAX))]
+    pub code: String,
+}
+
+/// `run_program`'s arguments.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunProgramArgs {
+    /// The program's id in your library.
+    pub id: String,
+    /// Any JSON value, available to the program as `args`.
+    #[serde(default)]
+    pub args: Option<Value>,
+}
+
+/// `archive_thread`'s arguments.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArchiveThreadArgs {
+    /// The first turn to archive.
+    #[schemars(range(min = 1))]
+    pub from_turn: u64,
+    /// The last turn to archive (included); before the current turn.
+    #[schemars(range(min = 1))]
+    pub to_turn: u64,
+    /// What the archived turns came to, in your words; left out, your profile's summarizer
+    /// writes it.
+    #[serde(default)]
+    #[schemars(extend("maxLength" = ARCHIVE_SUMMARY_BYTES_MAX))]
+    pub summary: Option<String>,
+}
+
+/// `read_archive`'s arguments.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArchiveArgs {
+    /// The archived turn's number.
+    #[schemars(range(min = 1))]
+    pub turn: u64,
 }

@@ -75,6 +75,15 @@ fn agent(tool: AgentTool) -> Vec<Value> {
         AgentTool::Fork => vec![json!({"prompt": "Check the changelog"})],
         AgentTool::Exec => vec![json!({"agent": "review"}), json!({"agent": "review", "prompt": "Draft it"})],
         AgentTool::TransitionState => vec![json!({"state": "check", "prompt": "Check the draft"})],
+        AgentTool::RunCode => {
+            vec![json!({"code": "const t = await add_task({title: \"read\"});\nreturn t;"})]
+        }
+        AgentTool::RunProgram => vec![json!({"id": "a1b2c3"}), json!({"id": "a1b2c3", "args": {"n": 3}})],
+        AgentTool::ArchiveThread => vec![
+            json!({"from_turn": 2, "to_turn": 7}),
+            json!({"from_turn": 2, "to_turn": 7, "summary": "Read the spec; chose plan B"}),
+        ],
+        AgentTool::ReadArchive => vec![json!({"turn": 4})],
     }
 }
 

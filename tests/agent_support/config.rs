@@ -175,3 +175,59 @@ profiles:
 pub fn forks_with_memories(scope: &str) -> String {
     FORKS.replace("memories: {scope: isolated}", &format!("memories: {{scope: {scope}}}"))
 }
+
+/// Both execution paths and model-called compaction: a `lead` that writes notes, forks,
+/// delegates, execs into `helper` and archives turns, with tool calls or with programs
+/// (`code`), summarizing archived turns with `sum` when it writes no summary; a `tiny` whose
+/// programs get little fuel, memory and output; a `plain` without `code` or `archive_thread`;
+/// a `terse` that archives but has no summarizer (its compaction truncates).
+pub const CODE: &str = r#"
+brains:
+  - {id: s, kind: scripted, script: any}
+  - {id: sum, kind: scripted, script: summaries}
+profiles:
+  - id: lead
+    brain: s
+    window_tokens: 100000
+    roster: [helper, worker]
+    capabilities:
+      notebook: true
+      tasks: true
+      program_library: {retention_entries: 16, id_length: 6}
+      subagents: true
+      exec: true
+      fork: true
+      code: true
+      archive_thread: true
+    compaction: {strategy: summarize, summarizer: sum}
+  - id: helper
+    brain: s
+    window_tokens: 100000
+    roster: [lead]
+    capabilities:
+      notebook: true
+      subagents: true
+      exec: true
+      code: true
+      archive_thread: true
+  - id: worker
+    brain: s
+    window_tokens: 100000
+    capabilities:
+      tasks: true
+  - id: tiny
+    brain: s
+    window_tokens: 100000
+    capabilities:
+      code: {fuel: 200000, memory_bytes: 4000000, output_bytes: 64}
+  - id: plain
+    brain: s
+    window_tokens: 100000
+  - id: terse
+    brain: s
+    window_tokens: 100000
+    capabilities:
+      notebook: true
+      archive_thread: true
+    compaction: {strategy: truncate}
+"#;

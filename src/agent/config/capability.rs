@@ -37,11 +37,16 @@ pub enum Capability {
     /// `child_processes`: the process skill (`agent-libos-child-processes`): the kernel's
     /// process and mailbox tools, with children running a named agent.
     ChildProcesses,
+    /// `code`: responses-as-code, `run_code` (and `run_program` with a program library):
+    /// programs that call the agent's tools from an embedded interpreter, within limits.
+    Code,
+    /// `archive_thread`: model-called compaction, `archive_thread` and `read_archive`.
+    ArchiveThread,
 }
 
 impl Capability {
     /// Every capability, in the order the documentation lists them.
-    pub const ALL: [Capability; 10] = [
+    pub const ALL: [Capability; 12] = [
         Capability::History,
         Capability::Tasks,
         Capability::Notebook,
@@ -52,6 +57,8 @@ impl Capability {
         Capability::Fork,
         Capability::TransitionState,
         Capability::ChildProcesses,
+        Capability::Code,
+        Capability::ArchiveThread,
     ];
 
     /// The id written in a profile's `capabilities` table.
@@ -67,6 +74,8 @@ impl Capability {
             Capability::Fork => "fork",
             Capability::TransitionState => "transition_state",
             Capability::ChildProcesses => "child_processes",
+            Capability::Code => "code",
+            Capability::ArchiveThread => "archive_thread",
         }
     }
 }
@@ -231,6 +240,30 @@ impl Switchable for RawChildProcesses {
     }
 }
 
+/// The settings of `code`: what one program may spend. Each left out takes its default.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCode {
+    /// Whether the capability is on (default `true`).
+    pub enabled: Option<bool>,
+    /// Interpreter steps (default [`crate::agent::limits::CODE_FUEL_DEFAULT`]).
+    pub fuel: Option<u64>,
+    /// Bytes the interpreter may allocate (default
+    /// [`crate::agent::limits::CODE_MEMORY_BYTES_DEFAULT`]).
+    pub memory_bytes: Option<u64>,
+    /// Compute time in milliseconds, waiting for tools excluded (default
+    /// [`crate::agent::limits::CODE_TIME_MS_DEFAULT`]).
+    pub time_ms: Option<u64>,
+    /// Bytes of console output (default [`crate::agent::limits::CODE_OUTPUT_BYTES_DEFAULT`]).
+    pub output_bytes: Option<u64>,
+}
+
+impl Switchable for RawCode {
+    fn enabled(&self) -> Option<bool> {
+        self.enabled
+    }
+}
+
 /// A profile's `capabilities` table as written. Every field is one capability; a capability
 /// left out is off (`history` excepted: it is always on, and may only be written as on).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -256,6 +289,10 @@ pub struct RawCapabilities {
     pub transition_state: Option<RawEntry<RawSwitch>>,
     /// The process skill.
     pub child_processes: Option<RawEntry<RawChildProcesses>>,
+    /// Responses-as-code, with its limits.
+    pub code: Option<RawEntry<RawCode>>,
+    /// Model-called compaction.
+    pub archive_thread: Option<RawEntry<RawSwitch>>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -327,6 +364,8 @@ pub struct CapabilitySet {
     pub(super) fork: bool,
     pub(super) transition_state: bool,
     pub(super) child_processes: Option<ChildProcesses>,
+    pub(super) code: Option<crate::agent::code::CodeLimits>,
+    pub(super) archive_thread: bool,
 }
 
 impl CapabilitySet {
@@ -343,6 +382,8 @@ impl CapabilitySet {
             Capability::Fork => self.fork,
             Capability::TransitionState => self.transition_state,
             Capability::ChildProcesses => self.child_processes.is_some(),
+            Capability::Code => self.code.is_some(),
+            Capability::ArchiveThread => self.archive_thread,
         }
     }
 
@@ -359,6 +400,11 @@ impl CapabilitySet {
     /// The process skill's settings, if it is on.
     pub fn child_processes(&self) -> Option<&ChildProcesses> {
         self.child_processes.as_ref()
+    }
+
+    /// What one program may spend, if responses-as-code is on.
+    pub fn code(&self) -> Option<&crate::agent::code::CodeLimits> {
+        self.code.as_ref()
     }
 
     /// The program library settings, if the library is on.

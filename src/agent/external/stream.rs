@@ -157,6 +157,7 @@ impl Decoder {
                                 arguments: block.get("input").cloned().unwrap_or(Value::Null),
                                 result: None,
                                 error: None,
+                                calls: Vec::new(),
                             });
                         }
                         _ => {}
@@ -328,5 +329,6 @@ fn codex_call(tool: &str, arguments: Value, item: &Value, result: Value) -> Call
         arguments,
         error: failed.then(|| CallError { code: "tool_error".into(), message: result.to_string() }),
         result: (!failed).then_some(result),
+        calls: Vec::new(),
     }
 }

@@ -6,6 +6,7 @@
 //! across the turn's calls: once a blocking wait suspended the process, the later calls of
 //! the turn answer `batch_ended`.
 
+use super::code::{ProgramRan, Source};
 use super::error::AgentError;
 use super::launch::AgentLaunch;
 use super::program::Agent;
@@ -17,16 +18,37 @@ use crate::actors::kernel::launch::LaunchRequest;
 use crate::actors::kernel::mailbox::MessageKind;
 use crate::actors::runtime::calls::{BatchRule, Call, SendRequest, ToolError};
 use crate::agent::brain::ToolCall;
-use crate::agent::telemetry::AgentEvent;
+use crate::agent::telemetry::{AgentEvent, CallRecord};
 use crate::tools::agent::{SendMessageArgs, SpawnSubagentArgs, WaitForSubagentsArgs};
 use crate::tools::{AgentCall, AgentTool, NOT_OFFERED, ParsedCall, Tool, ToolName, UNKNOWN_TOOL, quote};
 use serde_json::{Value, json};
 
+/// What running one call of a turn came to.
+pub(crate) struct Executed {
+    /// Interrupt notices shown before the call's result.
+    pub(crate) before: String,
+    /// The answer: the JSON the tool returned, or the error the model reads.
+    pub(crate) answer: Result<Value, ToolError>,
+    /// The result as the window records it (the answer's JSON, or a program's report).
+    pub(crate) result: Value,
+    /// Normal notices shown after the call's result.
+    pub(crate) after: String,
+    /// The calls a program made, for the event's record of this call.
+    pub(crate) calls: Vec<CallRecord>,
+}
+
+impl Executed {
+    /// The text recorded as the call's result in the window.
+    pub(crate) fn text(&self) -> String {
+        format!("{}{}{}", self.before, self.result, self.after)
+    }
+}
+
 impl Agent {
-    /// Runs `call` and returns the text recorded as its result (interrupt notices that arrived
-    /// before it first, then its result, then the normal notices delivered with its answer)
-    /// and the answer itself, the JSON the tool returned or the error the model reads, for
-    /// the turn's event. A call after a blocking wait that suspended this process in the same
+    /// Runs `call`, the call at `place` of turn `turn` (its index in the turn, or
+    /// `index.n` for the `n`-th call of the program that call ran), and returns what it came
+    /// to: the notices shown around it, its answer for the turn's event, and the result the
+    /// window records. A call after a blocking wait that suspended this process in the same
     /// turn does not run and answers `batch_ended`.
     pub(crate) async fn execute(
         &mut self,
@@ -34,16 +56,17 @@ impl Agent {
         declared: &mut Declarations,
         batch: &mut BatchRule,
         turn: u64,
-        index: usize,
-    ) -> (String, Result<Value, ToolError>) {
+        place: &str,
+    ) -> Executed {
         let before = if is_message_call(&call.name) { String::new() } else { self.show_interrupts().await };
-        let key = self.effect_key(turn, index, call);
+        let key = self.effect_key(turn, place, call);
         let outcome = match batch.admit(&call.name) {
-            Ok(()) => self.dispatch(call, declared, batch, turn, &key).await,
+            Ok(()) => self.dispatch(call, declared, batch, turn, &key, place).await,
             Err(refusal) => Err(Dispatch::Refused(refusal)),
         };
-        let answer = match outcome {
-            Ok(value) => Ok(value),
+        let mut calls = Vec::new();
+        let (answer, report) = match outcome {
+            Ok(value) => (Ok(value), None),
             Err(Dispatch::Refused(refusal)) => {
                 self.emit(AgentEvent::ToolRefused {
                     turn,
@@ -51,26 +74,31 @@ impl Agent {
                     code: refusal.code.clone(),
                     message: refusal.message.clone(),
                 });
-                Err(refusal)
+                (Err(refusal), None)
             }
-            Err(Dispatch::Failed(error)) => Err(ToolError::new("agent_error", error.to_string())),
+            Err(Dispatch::Failed(error)) => (Err(ToolError::new("agent_error", error.to_string())), None),
+            Err(Dispatch::Program(ran)) => {
+                calls = ran.calls;
+                (ran.answer, Some(ran.report))
+            }
         };
-        let result = match &answer {
-            Ok(value) => value.clone(),
-            Err(error) => crate::tools::error_json(error),
+        let result = match (&answer, report) {
+            (_, Some(report)) => report,
+            (Ok(value), None) => value.clone(),
+            (Err(error), None) => crate::tools::error_json(error),
         };
         let after = self.show_notices().await;
-        (format!("{before}{result}{after}"), answer)
+        Executed { before, answer, result, after, calls }
     }
 
-    /// The idempotency key of the `index`-th call of `turn`: the same call (name and
+    /// The idempotency key of the call at `place` of `turn`: the same call (name and
     /// arguments) at the same place of the same turn of this incarnation is the same effect,
     /// whatever id the model gave it.
     /// A turn run again after a crash (from the last checkpointed turn) that makes a launch or
     /// a send it had already made gets the first one's answer, and no second child or message.
-    fn effect_key(&self, turn: u64, index: usize, call: &ToolCall) -> String {
+    fn effect_key(&self, turn: u64, place: &str, call: &ToolCall) -> String {
         let mut hasher = blake3::Hasher::new();
-        for part in [self.state.agent_id.as_str(), &turn.to_string(), &index.to_string(), &call.name] {
+        for part in [self.state.agent_id.as_str(), &turn.to_string(), place, &call.name] {
             hasher.update(part.as_bytes());
             hasher.update(&[0]);
         }
@@ -85,6 +113,7 @@ impl Agent {
         batch: &mut BatchRule,
         turn: u64,
         key: &str,
+        place: &str,
     ) -> Result<Value, Dispatch> {
         let Some(tool) = Tool::parse(&call.name) else {
             return Err(ToolError::new(
@@ -145,6 +174,16 @@ impl Agent {
                 self.wait_for_subagents(args, declared).await
             }
             ParsedCall::Agent(AgentCall::SendMessage(args)) => self.send(args, key).await,
+            ParsedCall::Agent(AgentCall::RunCode(args)) => {
+                let source = Source { code: args.code, program: None };
+                self.run_program(source, Value::Null, declared, batch, turn, place).await
+            }
+            ParsedCall::Agent(AgentCall::RunProgram(args)) => {
+                let source = self.saved_program(&args.id)?;
+                self.run_program(source, args.args.unwrap_or(Value::Null), declared, batch, turn, place).await
+            }
+            ParsedCall::Agent(AgentCall::ArchiveThread(args)) => self.archive_call(args, declared, turn),
+            ParsedCall::Agent(AgentCall::ReadArchive(args)) => self.read_archive(args.turn),
         }
     }
 
@@ -386,10 +425,12 @@ impl Agent {
     }
 }
 
-/// Why a call produced no result: refused (the model reads why), or the agent failed.
+/// Why a call produced no plain result: refused (the model reads why), the agent failed, or
+/// the call ran a program, whose report is the result the window records.
 pub(crate) enum Dispatch {
     Refused(ToolError),
     Failed(AgentError),
+    Program(ProgramRan),
 }
 
 impl From<ToolError> for Dispatch {

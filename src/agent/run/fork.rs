@@ -109,6 +109,7 @@ impl Agent {
                     agent_id,
                     turn,
                     prompt: fork.prompt.clone(),
+                    archive: self.state.archive.clone(),
                 },
             });
         }

@@ -15,9 +15,11 @@
 //! - `compact.rs`: compaction before a turn; `prompt.rs`: the system prompt slot.
 //! - `state.rs`: the durable agent state; `launch.rs`: the goal document.
 
+mod archive;
 mod brains;
 mod calls;
 mod checkpoint;
+mod code;
 mod compact;
 mod cost;
 mod error;
@@ -38,7 +40,9 @@ mod turn;
 mod watch;
 
 pub use crate::tools::AgentTool;
+pub use archive::{Archive, ArchivedTurn, TurnSpan, turn_spans};
 pub use brains::{BrainSetupError, config_brains};
+pub use code::PROGRAM_FAILED;
 pub use error::AgentError;
 pub use host::{AGENT_IMAGE, AgentHost, AgentIdentity, BrainProvider, RootBudget, read_scripts};
 pub use launch::{AgentLaunch, ForkOrigin};
@@ -59,4 +63,4 @@ pub use state::{
     add_usage,
 };
 pub use tools::{all_tool_names, offered_tools};
-pub use turn::{Declarations, DeclaredFork, Resolved, Succession};
+pub use turn::{Declarations, DeclaredArchive, DeclaredFork, Resolved, Succession};

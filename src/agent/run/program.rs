@@ -94,14 +94,19 @@ struct Ending {
     forks: Vec<super::turn::DeclaredFork>,
 }
 
-/// A call as the event records it: the arguments the model sent, and the JSON the tool
-/// returned or the error the model was answered with.
-fn call_record(call: &ToolCall, answer: Result<serde_json::Value, ToolError>) -> CallRecord {
+/// A call as the event records it: the arguments the model sent, the JSON the tool
+/// returned or the error the model was answered with, and the calls it made if it ran a
+/// program.
+pub(crate) fn call_record(
+    call: &ToolCall,
+    answer: Result<serde_json::Value, ToolError>,
+    calls: Vec<CallRecord>,
+) -> CallRecord {
     let (result, error) = match answer {
         Ok(value) => (Some(value), None),
         Err(e) => (None, Some(CallError { code: e.code, message: e.message })),
     };
-    CallRecord { tool: call.name.clone(), arguments: call.arguments.clone(), result, error }
+    CallRecord { tool: call.name.clone(), arguments: call.arguments.clone(), result, error, calls }
 }
 
 /// One agent process's live state.
@@ -128,6 +133,8 @@ pub(crate) struct Agent {
     pub(crate) guards: super::watch::GuardState,
     /// The module objects as this execution last wrote them (unchanged ones are not rewritten).
     pub(crate) written: std::collections::HashMap<&'static str, serde_json::Value>,
+    /// Whether a program is running (its calls may not run another program).
+    pub(crate) in_program: bool,
 }
 
 impl Agent {
@@ -184,7 +191,7 @@ impl Agent {
     }
 
     /// The tools offered now, the system prompt rendered for them, and their estimated tokens.
-    fn request_parts(&mut self) -> Result<RequestParts, AgentError> {
+    pub(crate) fn request_parts(&mut self) -> Result<RequestParts, AgentError> {
         if let Some(r) = &self.rendered
             && r.profile == self.state.profile
             && r.machine == self.state.machine
@@ -249,15 +256,21 @@ impl Agent {
         let mut records = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
             let span = tracing::info_span!("tool_call", tool = %call.name, turn = turn_no);
-            let (result, answer) = async {
+            let (result, answer, calls) = async {
                 Ok::<_, AgentError>(match self.screen_call(call, &offered, &mut malformed)? {
-                    Some(refused) => (crate::tools::error_json(&refused).to_string(), Err(refused)),
-                    None => self.execute(call, &mut declared, &mut batch, turn_no, index).await,
+                    Some(refused) => {
+                        (crate::tools::error_json(&refused).to_string(), Err(refused), Vec::new())
+                    }
+                    None => {
+                        let place = index.to_string();
+                        let executed = self.execute(call, &mut declared, &mut batch, turn_no, &place).await;
+                        (executed.text(), executed.answer, executed.calls)
+                    }
                 })
             }
             .instrument(span)
             .await?;
-            records.push(call_record(call, answer));
+            records.push(call_record(call, answer, calls));
             let result = result + &self.repetition_warning().unwrap_or_default();
             self.window.push(Message::tool_result(call.id.clone(), result))?;
         }
@@ -275,6 +288,9 @@ impl Agent {
             compacted,
         });
         let resolved = declared.resolve();
+        if let Some(archive) = &resolved.archive {
+            self.apply_archive(archive, turn_no).await?;
+        }
         self.prepare_forks(&resolved.forks, turn_no)?;
         if let Some(succession) = &resolved.succession {
             self.succeed(succession, turn_no).await?;

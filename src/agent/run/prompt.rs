@@ -59,6 +59,16 @@ fn capabilities(profile: &Profile, machine: Option<&MachineAt>) -> String {
                 Some(skill) => process_skill(skill),
                 None => continue,
             },
+            Capability::Code => "You can answer with a JavaScript program (run_code) in which each of your \
+                                 other tools is an async function of the same name; it runs as part of \
+                                 your turn, under the same rules as your tool calls."
+                .to_string(),
+            Capability::ArchiveThread => {
+                "You can archive a range of earlier turns with archive_thread: they \
+                                          leave your window, a summary takes their place, and read_archive \
+                                          reads them back by turn number."
+                    .to_string()
+            }
         };
         lines.push(line);
     }

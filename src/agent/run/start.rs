@@ -71,6 +71,7 @@ impl Agent {
             incarnation_turns: turns,
             guards: Default::default(),
             written: Default::default(),
+            in_program: false,
         };
         let brain = agent.profile()?.brain().as_str().to_string();
         agent.brain = agent.make_brain(&brain)?;
@@ -117,6 +118,7 @@ impl Agent {
             collected_costs: Default::default(),
             subagents: Default::default(),
             pending_handoffs: Vec::new(),
+            archive: Default::default(),
         };
         let agent = Agent::assemble(host, ctx, launch, state, window, 0)?;
         let via = if agent.launch.parent_agent_id.is_some() { SpawnVia::Spawn } else { SpawnVia::Root };
@@ -160,6 +162,7 @@ impl Agent {
             collected_costs: Default::default(),
             subagents: Default::default(),
             pending_handoffs: Vec::new(),
+            archive: start.archive,
         };
         let agent = Agent::assemble(host, ctx, launch, state, window, 0)?;
         agent.emit_spawned(SpawnVia::Fork, inherited, opening);

@@ -1,6 +1,7 @@
 //! An agent's durable state: what a turn-boundary checkpoint records, and what the loop keeps
 //! between turns.
 
+use super::archive::Archive;
 use super::error::AgentError;
 use crate::agent::brain::{Message, Usage};
 use crate::agent::modules::Modules;
@@ -91,6 +92,10 @@ pub struct ForkStart {
     pub turn: u64,
     /// What the copy should do.
     pub prompt: String,
+    /// The forker's archive: the copy reads the turns archived before the fork as its forker
+    /// does.
+    #[serde(default)]
+    pub archive: Archive,
 }
 
 /// An agent process's state between turns.
@@ -121,6 +126,9 @@ pub struct AgentState {
     pub subagents: BTreeMap<String, Subagent>,
     /// Forks not yet handed their start.
     pub pending_handoffs: Vec<PendingHandoff>,
+    /// The turns `archive_thread` took out of the window.
+    #[serde(default)]
+    pub archive: Archive,
 }
 
 impl AgentState {

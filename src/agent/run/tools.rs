@@ -10,6 +10,9 @@
 //! | `fork` | `fork` (the launch check requires `subagents` with it) |
 //! | `exec` | `exec`, and the agent does not stand in a machine state |
 //! | `transition_state` | `transition_state`, and the agent stands in a machine state |
+//! | `run_code` | `code` |
+//! | `run_program` | `code` and `program_library` |
+//! | `archive_thread`, `read_archive` | `archive_thread` |
 //! | module tools | the module's capability |
 //! | the process skill's tools | `child_processes`, the subset its `tools` allow |
 
@@ -28,6 +31,13 @@ pub(crate) fn offered(tool: Tool, profile: &Profile, in_machine: bool) -> bool {
         Tool::Agent(AgentTool::Fork) => caps.contains(Capability::Fork),
         Tool::Agent(AgentTool::Exec) => caps.contains(Capability::Exec) && !in_machine,
         Tool::Agent(AgentTool::TransitionState) => caps.contains(Capability::TransitionState) && in_machine,
+        Tool::Agent(AgentTool::RunCode) => caps.contains(Capability::Code),
+        Tool::Agent(AgentTool::RunProgram) => {
+            caps.contains(Capability::Code) && caps.contains(Capability::ProgramLibrary)
+        }
+        Tool::Agent(AgentTool::ArchiveThread | AgentTool::ReadArchive) => {
+            caps.contains(Capability::ArchiveThread)
+        }
         Tool::Module(m) => caps.contains(m.capability()),
         Tool::Kernel(k) => caps.child_processes().is_some_and(|c| c.tools().contains(&k)),
     }

@@ -7,6 +7,7 @@
 //!   refused.
 //! - An ending declared in the same turn beats any succession.
 //! - Forks are additive: every fork declared in a turn runs, even if the turn also ended.
+//! - One `archive_thread` per turn, applied before anything else the turn declared.
 
 use crate::actors::Pid;
 use crate::actors::runtime::calls::ToolError;
@@ -50,12 +51,25 @@ pub struct DeclaredFork {
     pub prompt: String,
 }
 
+/// An `archive_thread` declared this turn: the turns to archive, and the summary if the model
+/// wrote one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclaredArchive {
+    /// The first turn archived.
+    pub from_turn: u64,
+    /// The last turn archived (included).
+    pub to_turn: u64,
+    /// The model's summary; `None` has the profile's summarizer write one.
+    pub summary: Option<String>,
+}
+
 /// What a turn's calls declared.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Declarations {
     ending: Option<Option<Value>>,
     succession: Option<Succession>,
     forks: Vec<DeclaredFork>,
+    archive: Option<DeclaredArchive>,
 }
 
 /// What the loop applies at the end of a turn.
@@ -69,6 +83,9 @@ pub struct Resolved {
     pub beaten: Option<Succession>,
     /// Every fork, in call order.
     pub forks: Vec<DeclaredFork>,
+    /// The archive, applied first: before the forks are handed their copy and before the
+    /// succession, so both start from the window the turn produced.
+    pub archive: Option<DeclaredArchive>,
 }
 
 impl Declarations {
@@ -110,6 +127,22 @@ impl Declarations {
         Ok(())
     }
 
+    /// `archive_thread`: one per turn; a second is refused.
+    pub fn declare_archive(&mut self, archive: DeclaredArchive) -> Result<(), ToolError> {
+        if let Some(first) = &self.archive {
+            return Err(ToolError::new(
+                "archive_declared",
+                format!(
+                    "archive_thread was already called in this turn (turns {} to {}); a turn archives \
+                     once, so archive the rest on a later turn",
+                    first.from_turn, first.to_turn
+                ),
+            ));
+        }
+        self.archive = Some(archive);
+        Ok(())
+    }
+
     /// `fork`: always additive.
     pub fn declare_fork(&mut self, fork: DeclaredFork) {
         self.forks.push(fork);
@@ -131,6 +164,6 @@ impl Declarations {
             (Some(_), Some(s)) => (None, Some(s)),
             (_, s) => (s, None),
         };
-        Resolved { ending: self.ending, succession, beaten, forks: self.forks }
+        Resolved { ending: self.ending, succession, beaten, forks: self.forks, archive: self.archive }
     }
 }

@@ -36,6 +36,7 @@ impl CallRecord {
         if let Some(error) = &mut self.error {
             error.message = cap_text(&error.message, max);
         }
+        self.calls.iter_mut().for_each(CallRecord::bound);
     }
 }
 

@@ -115,6 +115,20 @@ pub enum AgentEvent {
         /// Messages cut.
         cut: u64,
     },
+    /// Turns were archived (`archive_thread`): they left the window for a note with the
+    /// summary, and stay readable by number.
+    ThreadArchived {
+        /// The turn that archived them.
+        turn: u64,
+        /// The first turn archived.
+        from_turn: u64,
+        /// The last turn archived.
+        to_turn: u64,
+        /// Messages that left the window.
+        messages: u64,
+        /// The summary in the note that took their place.
+        summary: String,
+    },
     /// The agent sent a message to another process.
     MessageSent {
         /// The recipient.
@@ -163,6 +177,7 @@ impl AgentEvent {
             AgentEvent::TurnCompleted { .. } => "turn_completed",
             AgentEvent::ModelRetried { .. } => "model_retried",
             AgentEvent::Compacted { .. } => "compacted",
+            AgentEvent::ThreadArchived { .. } => "thread_archived",
             AgentEvent::MessageSent { .. } => "message_sent",
             AgentEvent::MessageReceived { .. } => "message_received",
             AgentEvent::ToolRefused { .. } => "tool_refused",
@@ -249,6 +264,10 @@ pub struct CallRecord {
     /// The refusal (or the agent's failure) the model was answered with instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<CallError>,
+    /// The calls a program made (`run_code`, `run_program`), in the order it made them, each
+    /// recorded as a call of the turn is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallRecord>,
 }
 
 /// Why a call produced no result: the error the model read.

@@ -120,6 +120,7 @@ impl Redactor {
                 text(message);
             }
             AgentEvent::Compacted { .. } => {}
+            AgentEvent::ThreadArchived { summary, .. } => text(summary),
             AgentEvent::MessageSent { to_pid, text: body } => {
                 text(to_pid);
                 text(body);

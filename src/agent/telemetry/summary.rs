@@ -62,6 +62,10 @@ impl AgentEvent {
             AgentEvent::Compacted { turn, tokens_before, tokens_after, cut } => {
                 format!("before turn {turn}: {tokens_before} -> {tokens_after} tokens, {cut} messages cut")
             }
+            AgentEvent::ThreadArchived { turn, from_turn, to_turn, messages, summary } => format!(
+                "turn {turn} archived turns {from_turn}-{to_turn} ({messages} messages): {}",
+                clip(summary)
+            ),
             AgentEvent::MessageSent { to_pid, text } => format!("to {to_pid}: {}", clip(text)),
             AgentEvent::MessageReceived { from_pid, text, kind } => {
                 format!("{kind} from {from_pid}: {}", clip(text))

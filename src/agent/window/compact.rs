@@ -26,6 +26,38 @@ impl<M: Clone> Window<M> {
         self.cut_front(n, None)
     }
 
+    /// Replaces the items `start..end` with `item`: the window becomes
+    /// `items[..start] ++ [item] ++ items[end..]`. The turn counter is unchanged. Refused,
+    /// leaving the window as it was, when the range is not within the window.
+    ///
+    /// Unlike the cuts at the front this rebuilds the window, O(len): it is what a model-called
+    /// archive of turns in the middle of a conversation does, a rare edit. A fork that shares
+    /// the old contents keeps them.
+    pub fn replace_range(&mut self, start: usize, end: usize, item: M) -> Result<(), WindowError> {
+        let len = self.len();
+        if start > end || end > len {
+            return Err(WindowError::RangeOutOfBounds { start, end, len });
+        }
+        let mut rebuilt = Window::new();
+        rebuilt.turn = self.turn;
+        let mut item = Some(item);
+        for (index, existing) in self.iter().enumerate() {
+            if index == start
+                && let Some(item) = item.take()
+            {
+                rebuilt.push(item)?;
+            }
+            if index < start || index >= end {
+                rebuilt.push(existing.clone())?;
+            }
+        }
+        if let Some(item) = item {
+            rebuilt.push(item)?;
+        }
+        *self = rebuilt;
+        Ok(())
+    }
+
     fn cut_front(&mut self, n: usize, summary: Option<M>) -> Result<(), WindowError> {
         let len = self.len();
         if n > len {

@@ -25,6 +25,16 @@ pub enum WindowError {
         /// Items in the window.
         len: usize,
     },
+    /// A range edit named items the window does not hold.
+    #[error("failed to replace the items {start}..{end} of a window that holds {len}")]
+    RangeOutOfBounds {
+        /// The first item of the range.
+        start: usize,
+        /// One past its last item.
+        end: usize,
+        /// Items in the window.
+        len: usize,
+    },
 }
 
 /// Why a snapshot could not be written. Chunks put before the failure stay in the store; they

@@ -8,13 +8,19 @@ use super::super::capability::{
 };
 use super::ids::Index;
 use super::{Problems, listing};
+use crate::agent::code::CodeLimits;
 use crate::agent::config::report::ProblemCode;
+use crate::agent::limits::{
+    CODE_FUEL_MAX, CODE_FUEL_PER_POLL, CODE_MEMORY_BYTES_MAX, CODE_MEMORY_BYTES_MIN,
+    CODE_OUTPUT_BYTES_DEFAULT, CODE_OUTPUT_BYTES_MAX, CODE_TIME_MS_MAX,
+};
 use crate::agent::limits::{
     PROGRAM_ID_LENGTH_DEFAULT, PROGRAM_ID_LENGTH_MAX, PROGRAM_ID_LENGTH_MIN,
     PROGRAM_RETENTION_ENTRIES_DEFAULT, PROGRAM_RETENTION_ENTRIES_MAX,
 };
 use crate::tools::{PROCESS_SKILL_EXTRA_TOOLS, PROCESS_SKILL_TOOLS, ToolName};
 use std::num::NonZeroU32;
+use std::ops::RangeInclusive;
 
 /// Which capabilities an entry turns on, read straight from the file, so that the checks
 /// across capabilities run even when a capability's own settings are at fault.
@@ -61,6 +67,7 @@ pub(super) fn check_capabilities(
     let memories = check_memories(raw, path, problems);
     let program_library = check_program_library(raw, path, problems);
     let child_processes = check_child_processes(raw, path, index, problems);
+    let code = check_code(raw, path, problems);
     if problems.count() != before {
         return None;
     }
@@ -75,6 +82,56 @@ pub(super) fn check_capabilities(
         fork: switches.fork,
         transition_state: switches.transition_state,
         child_processes,
+        code,
+        archive_thread: on(&raw.archive_thread),
+    })
+}
+
+/// `code`: each limit written within its range (checked even when the capability is off, as
+/// the program library's settings are).
+fn check_code(raw: &RawCapabilities, path: &str, problems: &mut Problems) -> Option<CodeLimits> {
+    let entry = raw.code.as_ref()?;
+    let table = entry.table();
+    let defaults = CodeLimits::default();
+    let mut setting = |name: &str, value: Option<u64>, default: u64, range: RangeInclusive<u64>| match value {
+        None => Some(default),
+        Some(n) if range.contains(&n) => Some(n),
+        Some(_) => {
+            problems.push(
+                format!("{path}.code.{name}"),
+                ProblemCode::SettingOutOfRange,
+                Some(Capability::Code),
+                format!(
+                    "`{name}` is {} to {}; set it within that, or leave it out for {default}",
+                    range.start(),
+                    range.end()
+                ),
+            );
+            None
+        }
+    };
+    let fuel = setting("fuel", table.and_then(|t| t.fuel), defaults.fuel, CODE_FUEL_PER_POLL..=CODE_FUEL_MAX);
+    let memory_bytes = setting(
+        "memory_bytes",
+        table.and_then(|t| t.memory_bytes),
+        defaults.memory_bytes,
+        CODE_MEMORY_BYTES_MIN..=CODE_MEMORY_BYTES_MAX,
+    );
+    let time_ms = setting("time_ms", table.and_then(|t| t.time_ms), defaults.time_ms, 1..=CODE_TIME_MS_MAX);
+    let output_bytes = setting(
+        "output_bytes",
+        table.and_then(|t| t.output_bytes),
+        CODE_OUTPUT_BYTES_DEFAULT,
+        0..=CODE_OUTPUT_BYTES_MAX,
+    );
+    if !entry.is_enabled() {
+        return None;
+    }
+    Some(CodeLimits {
+        fuel: fuel?,
+        memory_bytes: memory_bytes?,
+        time_ms: time_ms?,
+        output_bytes: usize::try_from(output_bytes?).ok()?,
     })
 }
 
