@@ -94,18 +94,16 @@ struct SwarmRun {
     streams: Vec<Vec<String>>,
 }
 
-/// Runs the example swarm with `scripts`.
-fn swarm_run(scripts: &str) -> SwarmRun {
-    let work = tempfile::tempdir().expect("tempdir");
-    let state = work.path().join("state");
+/// Runs the example swarm with `scripts` on the state directory `state`.
+fn swarm_run(state: &Path, scripts: &str) -> SwarmRun {
     let out = agentvisor(
-        &state,
+        state,
         &["agent", "examples/agents/swarm.yaml", "lead", "Write the report", "--scripts", scripts],
     );
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{scripts}: {stdout}\n{}", text(&out.stderr));
     let result = stdout.lines().find(|l| l.starts_with("result")).unwrap_or_default().to_string();
-    let ps = agentvisor(&state, &["ps", "--all", "--json"]);
+    let ps = agentvisor(state, &["ps", "--all", "--json"]);
     let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
     let rows = rows.as_array().expect("array").clone();
     let processes: Vec<(u64, String)> = rows
@@ -113,7 +111,7 @@ fn swarm_run(scripts: &str) -> SwarmRun {
         .map(|r| (r["depth"].as_u64().unwrap_or(99), r["status"].as_str().unwrap_or_default().to_string()))
         .collect();
     let root = rows.iter().find(|r| r["depth"] == 0).expect("root")["pid"].as_str().expect("pid").to_string();
-    let inspect = agentvisor(&state, &["inspect", &root, "--json"]);
+    let inspect = agentvisor(state, &["inspect", &root, "--json"]);
     let view: serde_json::Value = serde_json::from_slice(&inspect.stdout).expect("json");
     let profiles = view["agent"]["incarnations"]
         .as_array()
@@ -124,7 +122,7 @@ fn swarm_run(scripts: &str) -> SwarmRun {
     let mut streams = Vec::new();
     for row in &rows {
         let pid = row["pid"].as_str().expect("pid");
-        let events = agentvisor(&state, &["events", "--json", pid]);
+        let events = agentvisor(state, &["events", "--json", pid]);
         let kinds = text(&events.stdout)
             .lines()
             .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
@@ -137,10 +135,25 @@ fn swarm_run(scripts: &str) -> SwarmRun {
 
 #[test]
 fn the_example_swarm_ends_the_same_when_its_lead_answers_with_programs() {
-    let calls = swarm_run("examples/agents/swarm-scripts.json");
-    let code = swarm_run("examples/agents/swarm-code-scripts.json");
+    let work = tempfile::tempdir().expect("tempdir");
+    let calls = swarm_run(&work.path().join("calls"), "examples/agents/swarm-scripts.json");
+    let state = work.path().join("code");
+    let code = swarm_run(&state, "examples/agents/swarm-code-scripts.json");
     assert_eq!(calls.result, "result  \"report published\"");
     assert_eq!(calls, code);
+
+    // The transcript shows each program with the calls it made under it.
+    let ps = agentvisor(&state, &["ps", "--all", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
+    let root = rows.as_array().expect("array").iter().find(|r| r["depth"] == 0).expect("root")["pid"]
+        .as_str()
+        .expect("pid")
+        .to_string();
+    let transcript = text(&agentvisor(&state, &["transcript", &root]).stdout);
+    assert!(transcript.contains("  → run_code "), "{transcript}");
+    for nested in ["      → add_task ", "      → spawn_subagent ", "      → fork ", "      → exec "] {
+        assert!(transcript.contains(nested), "{nested} missing from {transcript}");
+    }
 }
 
 #[test]
