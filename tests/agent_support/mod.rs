@@ -86,6 +86,8 @@ pub fn host_with(
 /// One request a brain was asked, as it was asked.
 #[derive(Clone, Debug)]
 pub struct Asked {
+    /// The incarnation the brain was made for.
+    pub agent_id: String,
     /// The profile of the incarnation the brain was made for.
     pub profile: String,
     /// The brain id (a summarizer's differs from its profile's brain).
@@ -104,6 +106,7 @@ pub type Requests = Arc<Mutex<Vec<Asked>>>;
 /// A brain that records each request, then lets `inner` answer it.
 pub struct Recording {
     inner: Arc<dyn Brain>,
+    agent_id: String,
     profile: String,
     brain: String,
     requests: Requests,
@@ -112,6 +115,7 @@ pub struct Recording {
 impl Brain for Recording {
     fn turn<'a>(&'a self, request: TurnRequest<'a>) -> TurnFuture<'a> {
         let asked = Asked {
+            agent_id: self.agent_id.clone(),
             profile: self.profile.clone(),
             brain: self.brain.clone(),
             system: request.system.to_string(),
@@ -139,6 +143,7 @@ pub fn host_recording_on(
     let provider = move |identity: &AgentIdentity| -> Result<Arc<dyn Brain>, AgentError> {
         Ok(Arc::new(Recording {
             inner: scripts.brain(identity),
+            agent_id: identity.agent_id.clone(),
             profile: identity.profile.clone(),
             brain: identity.brain.clone(),
             requests: Arc::clone(&recorded),

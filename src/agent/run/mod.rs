@@ -30,6 +30,7 @@ mod memories;
 pub mod persist;
 mod program;
 mod prompt;
+mod spawned;
 mod start;
 mod state;
 mod succession;

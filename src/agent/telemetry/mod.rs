@@ -27,6 +27,7 @@
 //! [`EventFileReader`] read it back. `docs/telemetry.md` lists the events and their fields.
 
 mod bound;
+mod context;
 mod error;
 mod event;
 pub mod limits;
@@ -38,13 +39,16 @@ mod summary;
 mod telemetry;
 
 pub use bound::{cap_text, cap_value};
+pub use context::{ContextError, ContextSource, WindowContext, rebuild_context};
 pub use error::TelemetryError;
 pub use event::{AgentEvent, CallError, CallRecord, EventRecord, ModuleMoveRecord, SpawnVia, TransitionKind};
-pub use limits::{BROADCAST_CAPACITY, EVENT_LINE_BYTES_MAX, RECORDS_BYTES_MAX, RECORDS_MAX};
+pub use limits::{
+    BROADCAST_CAPACITY, EVENT_LINE_BYTES_MAX, RECORDS_BYTES_MAX, RECORDS_MAX, STATED_CHUNKS_MAX,
+};
 pub use read::{EventFileReader, EventLine, last_seq, read_jsonl};
 pub use redact::{REDACTED, Redactor};
 pub use summary::SUMMARY_TEXT_CHARS_MAX;
-pub use telemetry::{ModelProgress, Telemetry};
+pub use telemetry::{EventOn, ModelProgress, Telemetry};
 
 /// The agent event file's name inside a state directory.
 pub const EVENTS_FILE: &str = "agent-events.jsonl";
