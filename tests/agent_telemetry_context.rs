@@ -162,11 +162,10 @@ fn a_second_reference_on_one_stream_names_a_chunk_without_its_content() {
     assert_eq!(ids.len(), 3);
 
     let once = telemetry.emit_spawn(None, spawned("a", &first), &first);
-    assert_eq!(once.iter().map(|r| r.event.type_name()).collect::<Vec<_>>(), [
-        "agent_spawned",
-        "context_chunk",
-        "context_chunk"
-    ]);
+    assert_eq!(
+        once.iter().map(|r| r.event.type_name()).collect::<Vec<_>>(),
+        ["agent_spawned", "context_chunk", "context_chunk"]
+    );
     // The same stream names all three again: only the new one's content is stated.
     let again = telemetry.emit_spawn(None, spawned("a", &longer), &longer);
     assert_eq!(again.len(), 2);
@@ -199,7 +198,10 @@ fn the_transition_and_the_spawn_are_consecutive_records() {
     let run = telemetry.emit_spawn(Some(transition), spawned("a", &context), &context);
     let shape: Vec<(u64, &str, &str)> =
         run.iter().map(|r| (r.seq, r.agent_id.as_str(), r.event.type_name())).collect();
-    assert_eq!(shape, [(1, "before", "agent_transition"), (2, "a", "agent_spawned"), (3, "a", "context_chunk")]);
+    assert_eq!(
+        shape,
+        [(1, "before", "agent_transition"), (2, "a", "agent_spawned"), (3, "a", "context_chunk")]
+    );
 }
 
 #[test]

@@ -184,3 +184,29 @@ async fn a_fork_and_an_exec_in_one_turn_each_transition_right_before_its_spawn()
     );
     every_transition_right_before_its_spawn(&host);
 }
+
+#[tokio::test]
+async fn a_machine_transition_comes_right_before_the_next_state_spawns() {
+    let lead = vec![ScriptedTurn::call("exec", json!({"agent": "review"}))];
+    let writer = vec![ScriptedTurn::call("transition_state", json!({"state": "check"}))];
+    let checker = vec![ScriptedTurn::text("checked")];
+    let scripts = Scripts::new().with("lead", lead).with("writer", writer).with("checker", checker);
+    let host = host(TEAM, scripts);
+    let runtime = runtime(&host).await;
+    let (_, done) = run_root(&host, &runtime, "lead", "start").await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+
+    assert_eq!(
+        around_successions(&host),
+        [
+            "lead turn_completed",
+            "lead transition exec -> writer",
+            "writer agent_spawned",
+            "writer fsm_state",
+            "writer turn_completed",
+            "writer transition fsm -> checker",
+            "checker agent_spawned",
+        ]
+    );
+    every_transition_right_before_its_spawn(&host);
+}
