@@ -9,7 +9,6 @@ mod seeded;
 
 use agent_support::config::TEAM;
 use agent_support::*;
-use agentvisor::actors::Status;
 use agentvisor::agent::brain::{Message, ScriptedTurn};
 use agentvisor::agent::run::AgentHost;
 use agentvisor::agent::telemetry::{
@@ -79,20 +78,9 @@ fn rebuilds_first_request(host: &AgentHost, requests: &Requests, agent_id: &str)
 
 #[tokio::test]
 async fn each_fork_copy_rebuilds_its_context_from_its_own_stream() {
-    let lead = vec![
-        many_notes(CHUNK_ITEMS_MAX + 6),
-        ScriptedTurn::call("fork", json!({"prompt": "one"})).with_call("fork", json!({"prompt": "two"})),
-        ScriptedTurn::call("wait_for_subagents", json!({})),
-        ScriptedTurn::text("collected"),
-    ];
-    let scripts = Scripts::new()
-        .with("lead:start", lead)
-        .with("lead:one", vec![ScriptedTurn::text("one done")])
-        .with("lead:two", vec![ScriptedTurn::text("two done")]);
+    let scripts = two_forks(vec![many_notes(CHUNK_ITEMS_MAX + 6)]);
     let (host, requests) = host_recording(TEAM, scripts);
-    let runtime = runtime(&host).await;
-    let (_, done) = run_root(&host, &runtime, "lead", "start").await;
-    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    run_to_exit(&host, "lead", "start").await;
 
     let copies = spawned_via(&host, SpawnVia::Fork);
     assert_eq!(copies.len(), 2);
@@ -112,9 +100,7 @@ async fn an_exec_successor_rebuilds_its_context_from_its_own_stream() {
     ];
     let scripts = Scripts::new().with("lead", lead).with("helper", vec![ScriptedTurn::text("helped")]);
     let (host, requests) = host_recording(TEAM, scripts);
-    let runtime = runtime(&host).await;
-    let (_, done) = run_root(&host, &runtime, "lead", "start").await;
-    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    run_to_exit(&host, "lead", "start").await;
 
     let successors = spawned_via(&host, SpawnVia::Exec);
     assert_eq!(successors.len(), 1);

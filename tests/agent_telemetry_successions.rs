@@ -6,7 +6,6 @@ mod agent_support;
 
 use agent_support::config::TEAM;
 use agent_support::*;
-use agentvisor::actors::Status;
 use agentvisor::agent::brain::ScriptedTurn;
 use agentvisor::agent::run::AgentHost;
 use agentvisor::agent::telemetry::{AgentEvent, EventRecord};
@@ -72,6 +71,13 @@ fn around_successions(host: &AgentHost) -> Vec<String> {
     run.iter().map(|r| label(&names, r)).collect()
 }
 
+/// Asserts that the records around the successions are `expected`, and that every transition
+/// is right before its spawn.
+fn assert_successions(host: &AgentHost, expected: &[&str]) {
+    assert_eq!(around_successions(host), expected);
+    every_transition_right_before_its_spawn(host);
+}
+
 /// Asserts that every `agent_transition` of the host is followed, as the very next record, by
 /// the `agent_spawned` of the incarnation it names, on the outgoing stream and the new one.
 fn every_transition_right_before_its_spawn(host: &AgentHost) {
@@ -93,15 +99,12 @@ async fn an_exec_transition_comes_right_before_the_successor_spawns() {
     let lead = vec![ScriptedTurn::call("exec", json!({"agent": "helper", "prompt": "go on"}))];
     let helper = vec![ScriptedTurn::text("helped")];
     let host = host(TEAM, Scripts::new().with("lead", lead).with("helper", helper));
-    let runtime = runtime(&host).await;
-    let (_, done) = run_root(&host, &runtime, "lead", "start").await;
-    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    run_to_exit(&host, "lead", "start").await;
 
-    assert_eq!(
-        around_successions(&host),
-        ["lead turn_completed", "lead transition exec -> helper", "helper agent_spawned"]
+    assert_successions(
+        &host,
+        &["lead turn_completed", "lead transition exec -> helper", "helper agent_spawned"],
     );
-    every_transition_right_before_its_spawn(&host);
 }
 
 #[tokio::test]
@@ -114,44 +117,29 @@ async fn a_fork_transition_comes_right_before_the_copy_spawns() {
     let scripts =
         Scripts::new().with("lead:start", lead).with("lead:side", vec![ScriptedTurn::text("side done")]);
     let host = host(TEAM, scripts);
-    let runtime = runtime(&host).await;
-    let (_, done) = run_root(&host, &runtime, "lead", "start").await;
-    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    run_to_exit(&host, "lead", "start").await;
 
-    assert_eq!(
-        around_successions(&host),
-        ["lead turn_completed", "lead transition fork -> lead.fork1", "lead.fork1 agent_spawned"]
+    assert_successions(
+        &host,
+        &["lead turn_completed", "lead transition fork -> lead.fork1", "lead.fork1 agent_spawned"],
     );
-    every_transition_right_before_its_spawn(&host);
 }
 
 #[tokio::test]
 async fn two_forks_in_one_turn_each_transition_right_before_its_copy() {
-    let lead = vec![
-        ScriptedTurn::call("fork", json!({"prompt": "one"})).with_call("fork", json!({"prompt": "two"})),
-        ScriptedTurn::call("wait_for_subagents", json!({})),
-        ScriptedTurn::text("collected"),
-    ];
-    let scripts = Scripts::new()
-        .with("lead:start", lead)
-        .with("lead:one", vec![ScriptedTurn::text("one done")])
-        .with("lead:two", vec![ScriptedTurn::text("two done")]);
-    let host = host(TEAM, scripts);
-    let runtime = runtime(&host).await;
-    let (_, done) = run_root(&host, &runtime, "lead", "start").await;
-    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    let host = host(TEAM, two_forks(Vec::new()));
+    run_to_exit(&host, "lead", "start").await;
 
-    assert_eq!(
-        around_successions(&host),
-        [
+    assert_successions(
+        &host,
+        &[
             "lead turn_completed",
             "lead transition fork -> lead.fork1",
             "lead.fork1 agent_spawned",
             "lead transition fork -> lead.fork2",
             "lead.fork2 agent_spawned",
-        ]
+        ],
     );
-    every_transition_right_before_its_spawn(&host);
 }
 
 #[tokio::test]
@@ -168,21 +156,18 @@ async fn a_fork_and_an_exec_in_one_turn_each_transition_right_before_its_spawn()
             vec![ScriptedTurn::call("wait_for_subagents", json!({})), ScriptedTurn::text("helped")],
         );
     let host = host(TEAM, scripts);
-    let runtime = runtime(&host).await;
-    let (_, done) = run_root(&host, &runtime, "lead", "start").await;
-    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    run_to_exit(&host, "lead", "start").await;
 
-    assert_eq!(
-        around_successions(&host),
-        [
+    assert_successions(
+        &host,
+        &[
             "lead turn_completed",
             "lead transition fork -> lead.fork1",
             "lead.fork1 agent_spawned",
             "lead transition exec -> helper",
             "helper agent_spawned",
-        ]
+        ],
     );
-    every_transition_right_before_its_spawn(&host);
 }
 
 #[tokio::test]
@@ -192,13 +177,11 @@ async fn a_machine_transition_comes_right_before_the_next_state_spawns() {
     let checker = vec![ScriptedTurn::text("checked")];
     let scripts = Scripts::new().with("lead", lead).with("writer", writer).with("checker", checker);
     let host = host(TEAM, scripts);
-    let runtime = runtime(&host).await;
-    let (_, done) = run_root(&host, &runtime, "lead", "start").await;
-    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    run_to_exit(&host, "lead", "start").await;
 
-    assert_eq!(
-        around_successions(&host),
-        [
+    assert_successions(
+        &host,
+        &[
             "lead turn_completed",
             "lead transition exec -> writer",
             "writer agent_spawned",
@@ -206,7 +189,6 @@ async fn a_machine_transition_comes_right_before_the_next_state_spawns() {
             "writer turn_completed",
             "writer transition fsm -> checker",
             "checker agent_spawned",
-        ]
+        ],
     );
-    every_transition_right_before_its_spawn(&host);
 }
