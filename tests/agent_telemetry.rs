@@ -7,6 +7,7 @@ use agentvisor::agent::telemetry::{
     AgentEvent, CallError, CallRecord, EVENTS_FILE, EventFileReader, EventRecord, ModuleMoveRecord, REDACTED,
     SpawnVia, Telemetry, TelemetryError, TransitionKind, cap_text, last_seq, read_jsonl,
 };
+use agentvisor::agent::window::ChunkId;
 use serde_json::{Value, json};
 use std::io::Write;
 
@@ -28,8 +29,10 @@ fn every_event() -> Vec<AgentEvent> {
             machine: Some("review".into()),
             state: Some("draft".into()),
             inherited_messages: 0,
+            inherited: Default::default(),
             opening: vec![Message::user("plan the release")],
         },
+        AgentEvent::ContextChunk { chunk: ChunkId::of(b"chunk"), messages: vec![Message::note("earlier")] },
         AgentEvent::FsmState { machine: "review".into(), state: "draft".into(), from: None },
         AgentEvent::TurnCompleted {
             turn: 1,
@@ -207,6 +210,7 @@ fn every_event_has_its_type_tag_next_to_the_record_fields() {
         tags,
         [
             "agent_spawned",
+            "context_chunk",
             "fsm_state",
             "turn_completed",
             "compacted",
@@ -229,8 +233,22 @@ fn event_fields_are_written_as_documented() {
     assert_eq!(spawned["opening"], json!([{"role": "user", "text": "plan the release"}]));
     assert_eq!(spawned["machine"], "review");
     assert_eq!(spawned["state"], "draft");
+    assert_eq!(spawned["inherited"], json!({"chunks": [], "tail": []}));
+    let old: EventRecord = serde_json::from_value(json!({
+        "seq": 1, "at_ms": 5, "pid": PID, "agent_id": "a", "type": "agent_spawned", "profile": "p",
+        "parent_agent_id": null, "via": "root", "depth": 0, "machine": null, "state": null,
+        "inherited_messages": 0, "opening": []
+    }))
+    .expect("a record written before `inherited` existed reads");
+    assert!(
+        matches!(old.event, AgentEvent::AgentSpawned { inherited, .. } if inherited == Default::default())
+    );
 
-    let entry = shape(events[1].clone());
+    let chunk = shape(events[1].clone());
+    assert_eq!(chunk["chunk"], ChunkId::of(b"chunk").to_string(), "a chunk id is 64 hex digits");
+    assert_eq!(chunk["messages"], json!([{"role": "note", "text": "earlier"}]));
+
+    let entry = shape(events[2].clone());
     assert!(entry.get("from").is_none_or(Value::is_null), "no state left on entry: {entry}");
     let entry: EventRecord = serde_json::from_value(json!({
         "seq": 1, "at_ms": 5, "pid": PID, "agent_id": "a", "type": "fsm_state", "machine": "m", "state": "s"
@@ -238,7 +256,7 @@ fn event_fields_are_written_as_documented() {
     .expect("from may be absent");
     assert_eq!(entry.event, AgentEvent::FsmState { machine: "m".into(), state: "s".into(), from: None });
 
-    let turn = shape(events[2].clone());
+    let turn = shape(events[3].clone());
     assert_eq!(turn["usage"], json!({"input_tokens": 120, "output_tokens": 30, "cached_tokens": 0}));
     assert_eq!(turn["text"], "making it");
     assert_eq!(turn["tool_calls"], json!(["create_object"]));
@@ -255,12 +273,12 @@ fn event_fields_are_written_as_documented() {
     assert!(matches!(old.event, AgentEvent::TurnCompleted { text: None, ref calls, .. } if calls.is_empty()));
     assert_eq!(turn["compacted"], false);
 
-    let transition = shape(events[7].clone());
+    let transition = shape(events[8].clone());
     assert_eq!(transition["kind"], "fsm");
     assert_eq!(transition["modules"], json!([{"module": "tasks", "action": "kept"}]));
     assert_eq!(transition["to_agent_id"], "agent-2");
 
-    let finished = shape(events[8].clone());
+    let finished = shape(events[9].clone());
     assert_eq!(finished["result"], json!({"ok": true}));
     assert_eq!(finished["outcome"], "exited");
 

@@ -231,6 +231,7 @@ fn events_prints_the_agent_event_file() {
             machine: None,
             state: None,
             inherited_messages: 0,
+            inherited: Default::default(),
             opening: vec![Message::user("plan")],
         },
     );

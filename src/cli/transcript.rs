@@ -192,6 +192,7 @@ fn entries(records: &[EventRecord], pid: Pid) -> Vec<Entry> {
                 state,
                 inherited_messages,
                 opening,
+                ..
             } => {
                 out.push(Entry::Incarnation {
                     agent_id: record.agent_id.clone(),
@@ -263,8 +264,9 @@ fn entries(records: &[EventRecord], pid: Pid) -> Vec<Entry> {
                 state: state.clone(),
                 from: from.clone(),
             }),
-            // The refusal is the call's error, shown with the call.
-            AgentEvent::ToolRefused { .. } => {}
+            // The refusal is the call's error, shown with the call; a transcript counts the
+            // inherited messages rather than printing them again.
+            AgentEvent::ToolRefused { .. } | AgentEvent::ContextChunk { .. } => {}
             AgentEvent::AgentFinished { outcome, result, usage } => {
                 out.push(Entry::Finished { outcome: outcome.clone(), result: result.clone(), usage: *usage })
             }

@@ -17,7 +17,7 @@ use agentvisor::agent::config::load_yaml;
 use agentvisor::agent::run::{AgentError, AgentHost, AgentIdentity, BrainProvider};
 use agentvisor::agent::telemetry::{AgentEvent, EventRecord, Telemetry};
 use agentvisor::agent::window::MemoryChunkStore;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -86,6 +86,8 @@ pub fn host_with(
 /// One request a brain was asked, as it was asked.
 #[derive(Clone, Debug)]
 pub struct Asked {
+    /// The incarnation the brain was made for.
+    pub agent_id: String,
     /// The profile of the incarnation the brain was made for.
     pub profile: String,
     /// The brain id (a summarizer's differs from its profile's brain).
@@ -104,6 +106,7 @@ pub type Requests = Arc<Mutex<Vec<Asked>>>;
 /// A brain that records each request, then lets `inner` answer it.
 pub struct Recording {
     inner: Arc<dyn Brain>,
+    agent_id: String,
     profile: String,
     brain: String,
     requests: Requests,
@@ -112,6 +115,7 @@ pub struct Recording {
 impl Brain for Recording {
     fn turn<'a>(&'a self, request: TurnRequest<'a>) -> TurnFuture<'a> {
         let asked = Asked {
+            agent_id: self.agent_id.clone(),
             profile: self.profile.clone(),
             brain: self.brain.clone(),
             system: request.system.to_string(),
@@ -139,6 +143,7 @@ pub fn host_recording_on(
     let provider = move |identity: &AgentIdentity| -> Result<Arc<dyn Brain>, AgentError> {
         Ok(Arc::new(Recording {
             inner: scripts.brain(identity),
+            agent_id: identity.agent_id.clone(),
             profile: identity.profile.clone(),
             brain: identity.brain.clone(),
             requests: Arc::clone(&recorded),
@@ -175,6 +180,30 @@ pub async fn run_root(
         runtime.spawn_root(host.root_spec(agent, prompt).expect("root spec")).await.expect("spawn root");
     let finished = finished(runtime, pid).await;
     (pid, finished)
+}
+
+/// Scripts for a `lead` launched with prompt `start` that takes `before`, then forks two copies
+/// in one turn (prompts `one` and `two`, each ending at once), collects them and ends.
+pub fn two_forks(before: Vec<ScriptedTurn>) -> Scripts {
+    let mut lead = before;
+    lead.extend([
+        ScriptedTurn::call("fork", json!({"prompt": "one"})).with_call("fork", json!({"prompt": "two"})),
+        ScriptedTurn::call("wait_for_subagents", json!({})),
+        ScriptedTurn::text("collected"),
+    ]);
+    Scripts::new()
+        .with("lead:start", lead)
+        .with("lead:one", vec![ScriptedTurn::text("one done")])
+        .with("lead:two", vec![ScriptedTurn::text("two done")])
+}
+
+/// Launches `agent` with `prompt` as a root on a new in-memory runtime of `host`, and asserts
+/// that it ran to an exit.
+pub async fn run_to_exit(host: &Arc<AgentHost>, agent: &str, prompt: &str) -> Pid {
+    let runtime = runtime(host).await;
+    let (pid, done) = run_root(host, &runtime, agent, prompt).await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    pid
 }
 
 /// How a process ended, with its result payload when it exited with one.

@@ -145,6 +145,7 @@ pub(crate) async fn run_session(
             machine: None,
             state: None,
             inherited_messages: 0,
+            inherited: Default::default(),
             opening: vec![Message::user(session.launch.prompt.clone())],
         });
     }

@@ -10,6 +10,7 @@ use super::calls::Dispatch;
 use super::error::AgentError;
 use super::launch::ForkOrigin;
 use super::program::Agent;
+use super::spawned::Spawned;
 use super::start::FORK_CHANNEL;
 use super::state::{ForkStart, PendingHandoff, Subagent};
 use super::turn::{Declarations, DeclaredFork};
@@ -18,9 +19,10 @@ use crate::actors::kernel::launch::LaunchRequest;
 use crate::actors::kernel::mailbox::MessageKind;
 use crate::actors::kernel::objects::{ForkMode, ObjectRights, RootSelection};
 use crate::actors::runtime::calls::{Call, CreateObject, ForkRequest, ObjectTarget, SendRequest};
+use crate::agent::brain::Message;
 use crate::agent::config::MemoryScope;
 use crate::agent::modules::Modules;
-use crate::agent::telemetry::{AgentEvent, ModuleMoveRecord, TransitionKind};
+use crate::agent::telemetry::{AgentEvent, ContextSource, ModuleMoveRecord, SpawnVia, TransitionKind};
 use crate::tools::ToolName;
 use crate::tools::agent::ForkSelfArgs;
 use serde_json::{Value, json};
@@ -79,6 +81,7 @@ impl Agent {
             return Ok(());
         }
         let snapshot = self.window.snapshot(&*self.host.chunks)?;
+        let inherited = ContextSource::of(&self.window)?;
         let scope = self.memory_scope();
         let isolated = scope == Some(MemoryScope::Isolated);
         for fork in forks {
@@ -89,29 +92,41 @@ impl Agent {
             }
             self.host.handoffs.insert(fork.pid, self.window.fork());
             let agent_id = super::start::new_agent_id();
-            self.emit(AgentEvent::AgentTransition {
+            let transition = self.event_on(AgentEvent::AgentTransition {
                 kind: TransitionKind::Fork,
                 to_agent_id: agent_id.clone(),
                 to_profile: self.state.profile.clone(),
                 modules: fork_moves(&modules, scope),
                 turn,
             });
-            self.state.pending_handoffs.push(PendingHandoff {
+            let start = ForkStart {
+                window: snapshot.clone(),
+                profile: self.state.profile.clone(),
+                // A copy is a second worker, not a second driver of the machine: it runs the
+                // state's profile outside the machine, so it is offered no transition_state.
+                machine: None,
+                modules,
+                forker: self.state.agent_id.clone(),
+                agent_id,
+                turn,
+                prompt: fork.prompt.clone(),
+                archive: self.state.archive.clone(),
+            };
+            // The copy's agent_spawned is the forker's to emit, right after the transition:
+            // the copy's process may not run until later, and nothing may come between.
+            let spawned = Spawned {
                 pid: fork.pid.to_string(),
-                start: ForkStart {
-                    window: snapshot.clone(),
-                    profile: self.state.profile.clone(),
-                    // A copy is a second worker, not a second driver of the machine: it runs the
-                    // state's profile outside the machine, so it is offered no transition_state.
-                    machine: None,
-                    modules,
-                    forker: self.state.agent_id.clone(),
-                    agent_id,
-                    turn,
-                    prompt: fork.prompt.clone(),
-                    archive: self.state.archive.clone(),
-                },
-            });
+                agent_id: start.agent_id.clone(),
+                profile: start.profile.clone(),
+                parent_agent_id: Some(start.forker.clone()),
+                via: SpawnVia::Fork,
+                depth: self.state.depth + 1,
+                machine: None,
+                inherited: &inherited,
+                opening: fork_opening(&start),
+            };
+            spawned.emit(&self.host.telemetry, Some(transition));
+            self.state.pending_handoffs.push(PendingHandoff { pid: fork.pid.to_string(), start });
         }
         Ok(())
     }
@@ -150,6 +165,16 @@ impl Agent {
         }
         Ok(())
     }
+}
+
+/// A copy's opening message: the agent and turn it was forked from, that the original runs on
+/// in parallel, and its task.
+pub(crate) fn fork_opening(start: &ForkStart) -> Message {
+    Message::user(format!(
+        "You are a fork of agent {} made at its turn {}. The original is still running its own \
+         copy of this conversation in parallel; you are the copy. Your task: {}",
+        start.forker, start.turn, start.prompt
+    ))
 }
 
 /// What a fork did with each module, for its `agent_transition`.

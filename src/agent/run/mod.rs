@@ -32,6 +32,7 @@ mod memories;
 pub mod persist;
 mod program;
 mod prompt;
+mod spawned;
 mod start;
 mod state;
 mod succession;

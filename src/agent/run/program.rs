@@ -24,7 +24,7 @@ use crate::actors::runtime::program::{BoxFuture, Program, ProgramResult, Program
 use crate::agent::brain::{Brain, Message, ToolCall, ToolSpec, tokens};
 use crate::agent::config::Profile;
 use crate::agent::limits::AGENT_TURNS_MAX;
-use crate::agent::telemetry::{AgentEvent, CallError, CallRecord, SpawnVia};
+use crate::agent::telemetry::{AgentEvent, CallError, CallRecord};
 use crate::agent::window::Window;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -148,22 +148,6 @@ impl Agent {
     /// Emits `event` on the current incarnation's stream.
     pub(crate) fn emit(&self, event: AgentEvent) {
         self.host.telemetry.emit(&self.ctx.pid().to_string(), &self.state.agent_id, event);
-    }
-
-    /// Emits the current incarnation's `agent_spawned`: how it came to be, how many window
-    /// messages it inherited, and the opening message it did not inherit, re-stated in full.
-    pub(crate) fn emit_spawned(&self, via: SpawnVia, inherited_messages: u64, opening: Message) {
-        let machine = self.state.machine.as_ref();
-        self.emit(AgentEvent::AgentSpawned {
-            profile: self.state.profile.clone(),
-            parent_agent_id: self.state.parent_agent_id.clone(),
-            via,
-            depth: self.state.depth,
-            machine: machine.map(|m| m.machine.clone()),
-            state: machine.map(|m| m.state.clone()),
-            inherited_messages,
-            opening: vec![opening],
-        });
     }
 
     /// The brain `brain` for the current incarnation, which has taken its turns so far.

@@ -11,7 +11,7 @@ use crate::actors::runtime::ProcessContext;
 use crate::agent::brain::Message;
 use crate::agent::config::Target;
 use crate::agent::modules::Modules;
-use crate::agent::telemetry::{AgentEvent, SpawnVia};
+use crate::agent::telemetry::{AgentEvent, ContextSource, SpawnVia};
 use crate::agent::window::{Window, WindowSnapshot};
 use std::sync::Arc;
 
@@ -102,7 +102,7 @@ impl Agent {
             ),
             None => (Window::new(), Message::user(launch.prompt.clone())),
         };
-        let inherited = window.len() as u64;
+        let inherited = ContextSource::of(&window)?;
         window.push(opening.clone())?;
         let agent_id = new_agent_id();
         let state = AgentState {
@@ -122,7 +122,7 @@ impl Agent {
         };
         let agent = Agent::assemble(host, ctx, launch, state, window, 0)?;
         let via = if agent.launch.parent_agent_id.is_some() { SpawnVia::Spawn } else { SpawnVia::Root };
-        agent.emit_spawned(via, inherited, opening);
+        agent.emit_spawned(via, None, &inherited, opening);
         if let Some(at) = machine {
             agent.emit(AgentEvent::FsmState { machine: at.machine, state: at.state, from: None });
         }
@@ -141,13 +141,8 @@ impl Agent {
             None => Window::restore(start.window.clone(), &*host.chunks)?,
         };
         let mut window = window.fork();
-        let opening = Message::user(format!(
-            "You are a fork of agent {} made at its turn {}. The original is still running its own \
-             copy of this conversation in parallel; you are the copy. Your task: {}",
-            start.forker, start.turn, start.prompt
-        ));
-        let inherited = window.len() as u64;
-        window.push(opening.clone())?;
+        // The forker emitted this copy's agent_spawned, right after its agent_transition.
+        window.push(super::fork::fork_opening(&start))?;
         let agent_id = start.agent_id.clone();
         let state = AgentState {
             agent_id: agent_id.clone(),
@@ -164,9 +159,7 @@ impl Agent {
             pending_handoffs: Vec::new(),
             archive: start.archive,
         };
-        let agent = Agent::assemble(host, ctx, launch, state, window, 0)?;
-        agent.emit_spawned(SpawnVia::Fork, inherited, opening);
-        Ok(agent)
+        Agent::assemble(host, ctx, launch, state, window, 0)
     }
 
     /// After a reopen (or a resume of a stopped execution): continue from the last checkpoint.

@@ -12,7 +12,7 @@ use super::state::{IncarnationCost, MachineAt};
 use super::turn::Succession;
 use crate::agent::brain::Message;
 use crate::agent::modules::opening_note;
-use crate::agent::telemetry::{AgentEvent, ModuleMoveRecord, SpawnVia, TransitionKind};
+use crate::agent::telemetry::{AgentEvent, ContextSource, ModuleMoveRecord, SpawnVia, TransitionKind};
 
 impl Agent {
     /// Makes the declared succession.
@@ -59,9 +59,12 @@ impl Agent {
         let note = opening_note(&moves, &profile, &predecessor, entered, prompt.as_deref());
         let entered_machine = entered.is_some();
         let opening = Message::note(note);
+        // What the successor inherits: the window before its opening note.
+        let inherited = ContextSource::of(&self.window)?;
         self.window.push(opening.clone())?;
         let agent_id = new_agent_id();
-        self.emit(AgentEvent::AgentTransition {
+        // Emitted with the successor's agent_spawned, so that nothing comes between them.
+        let transition = self.event_on(AgentEvent::AgentTransition {
             kind,
             to_agent_id: agent_id.clone(),
             to_profile: profile.clone(),
@@ -97,7 +100,7 @@ impl Agent {
             TransitionKind::Fsm => SpawnVia::Fsm,
             _ => SpawnVia::Exec,
         };
-        self.emit_spawned(via, (self.window.len() - 1) as u64, opening);
+        self.emit_spawned(via, Some(transition), &inherited, opening);
         if let Some(at) = machine.filter(|_| kind == TransitionKind::Fsm || entered_machine) {
             self.emit(AgentEvent::FsmState { machine: at.machine, state: at.state, from: from_state });
         }

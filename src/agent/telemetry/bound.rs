@@ -2,6 +2,7 @@
 //! each call's arguments, result and refusal message.
 
 use super::event::{AgentEvent, CallRecord};
+use crate::agent::brain::{AssistantMessage, Message};
 use crate::agent::limits::EVENT_FIELD_CHARS_MAX;
 use serde_json::Value;
 
@@ -40,16 +41,42 @@ impl CallRecord {
     }
 }
 
-impl AgentEvent {
-    /// Caps the fields that carry what the model said and did at [`EVENT_FIELD_CHARS_MAX`].
-    /// The other fields are bounded where they come from (goals and messages by the kernel's
-    /// limits) and are re-stated in full, as the per-agent stream rule wants.
-    pub(super) fn bound(&mut self) {
-        if let AgentEvent::TurnCompleted { text, calls, .. } = self {
+/// Caps each text of a window message a context re-states: a text, a tool result, a call's
+/// arguments (as [`cap_value`] does).
+fn bound_message(message: &mut Message) {
+    let max = EVENT_FIELD_CHARS_MAX;
+    match message {
+        Message::User { text } | Message::Note { text } | Message::Tool { text, .. } => {
+            *text = cap_text(text, max);
+        }
+        Message::Assistant(AssistantMessage { text, tool_calls }) => {
             if let Some(text) = text {
-                *text = cap_text(text, EVENT_FIELD_CHARS_MAX);
+                *text = cap_text(text, max);
             }
-            calls.iter_mut().for_each(CallRecord::bound);
+            for call in tool_calls {
+                call.arguments = cap_value(std::mem::take(&mut call.arguments), max);
+            }
+        }
+    }
+}
+
+impl AgentEvent {
+    /// Caps the fields that carry what the model said and did at [`EVENT_FIELD_CHARS_MAX`]:
+    /// a turn's text and calls, and each message of a re-stated window (an inherited tail, a
+    /// chunk's content), whose messages are what the model said and read. The other fields
+    /// are bounded where they come from (goals and messages by the kernel's limits) and are
+    /// re-stated in full, as the per-agent stream rule wants.
+    pub(super) fn bound(&mut self) {
+        match self {
+            AgentEvent::TurnCompleted { text, calls, .. } => {
+                if let Some(text) = text {
+                    *text = cap_text(text, EVENT_FIELD_CHARS_MAX);
+                }
+                calls.iter_mut().for_each(CallRecord::bound);
+            }
+            AgentEvent::AgentSpawned { inherited, .. } => inherited.tail.iter_mut().for_each(bound_message),
+            AgentEvent::ContextChunk { messages, .. } => messages.iter_mut().for_each(bound_message),
+            _ => {}
         }
     }
 }

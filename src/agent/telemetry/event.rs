@@ -1,6 +1,8 @@
 //! The agent events and the record each is written as.
 
+use super::context::WindowContext;
 use crate::agent::brain::{Message, Usage};
+use crate::agent::window::ChunkId;
 use serde::{Deserialize, Serialize};
 
 /// One event, as written: one JSON object per line.
@@ -45,6 +47,11 @@ pub enum AgentEvent {
         state: Option<String>,
         /// How many window messages it starts with from its predecessor or forker.
         inherited_messages: u64,
+        /// Those messages: the sealed chunks by id (each stated by a `context_chunk` record of
+        /// this stream, the ones right after this record or an earlier one) and the tail in
+        /// full. Empty for a fresh start.
+        #[serde(default)]
+        inherited: WindowContext,
         /// The context messages it starts with that it did not inherit (goal, prompt, opening
         /// note), re-stated in full.
         opening: Vec<Message>,
@@ -61,6 +68,14 @@ pub enum AgentEvent {
         modules: Vec<ModuleMoveRecord>,
         /// The turn the hand-over happened in.
         turn: u64,
+    },
+    /// The content of a sealed window chunk an event of this stream names by id: stated once
+    /// per stream, right after the first event that names it.
+    ContextChunk {
+        /// The chunk's id (the BLAKE3 address its snapshot names).
+        chunk: ChunkId,
+        /// Its messages, oldest first.
+        messages: Vec<Message>,
     },
     /// A machine entered a state.
     FsmState {
@@ -173,6 +188,7 @@ impl AgentEvent {
         match self {
             AgentEvent::AgentSpawned { .. } => "agent_spawned",
             AgentEvent::AgentTransition { .. } => "agent_transition",
+            AgentEvent::ContextChunk { .. } => "context_chunk",
             AgentEvent::FsmState { .. } => "fsm_state",
             AgentEvent::TurnCompleted { .. } => "turn_completed",
             AgentEvent::ModelRetried { .. } => "model_retried",

@@ -20,3 +20,9 @@ pub const BROADCAST_CAPACITY: usize = 4096;
 /// goal and a rendered prompt, both bounded far below this; a longer line is not one this
 /// build wrote, and the bound keeps a wrong file from being read whole into one string.
 pub const EVENT_LINE_BYTES_MAX: usize = 16 * 1024 * 1024;
+
+/// Chunk ids the telemetry remembers as stated (`context_chunk`) on live streams, all streams
+/// together: 32 bytes each plus the set's overhead, so a few tens of MiB at the bound, which a
+/// tree of agents holding windows of a million messages each reaches only after some hundreds
+/// of them. Past it every stream's memory is dropped and a chunk is stated once more.
+pub const STATED_CHUNKS_MAX: usize = 1 << 18;

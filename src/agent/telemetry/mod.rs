@@ -8,9 +8,17 @@
 //! # The per-agent stream rule
 //!
 //! An incarnation's stream is complete on its own: every context message an event refers to
-//! is re-stated in full on that agent's stream, never pointed at in another stream. A fork's
-//! or exec successor's `agent_spawned` carries how many messages it inherited and, in full,
-//! the opening messages it did not; `message_sent` and `message_received` carry the text.
+//! is re-stated on that agent's stream, never pointed at in another stream. A fork's or exec
+//! successor's `agent_spawned` names the window it inherited ([`WindowContext`]: sealed chunks
+//! by id, the tail in full) and carries, in full, the opening messages it did not inherit; the
+//! `context_chunk` records after it state each chunk's content, once per stream
+//! ([`Telemetry::emit_spawn`]), and [`rebuild_context`] reads the starting context back from
+//! the stream alone. `message_sent` and `message_received` carry the text.
+//!
+//! # Successions
+//!
+//! A succession's `agent_transition` (on the outgoing stream) and the new incarnation's
+//! `agent_spawned` are emitted as consecutive records that nothing comes between.
 //!
 //! # Bounds and secrets
 //!
@@ -27,6 +35,7 @@
 //! [`EventFileReader`] read it back. `docs/telemetry.md` lists the events and their fields.
 
 mod bound;
+mod context;
 mod error;
 mod event;
 pub mod limits;
@@ -38,13 +47,16 @@ mod summary;
 mod telemetry;
 
 pub use bound::{cap_text, cap_value};
+pub use context::{ContextError, ContextSource, WindowContext, rebuild_context};
 pub use error::TelemetryError;
 pub use event::{AgentEvent, CallError, CallRecord, EventRecord, ModuleMoveRecord, SpawnVia, TransitionKind};
-pub use limits::{BROADCAST_CAPACITY, EVENT_LINE_BYTES_MAX, RECORDS_BYTES_MAX, RECORDS_MAX};
+pub use limits::{
+    BROADCAST_CAPACITY, EVENT_LINE_BYTES_MAX, RECORDS_BYTES_MAX, RECORDS_MAX, STATED_CHUNKS_MAX,
+};
 pub use read::{EventFileReader, EventLine, last_seq, read_jsonl};
 pub use redact::{REDACTED, Redactor};
 pub use summary::SUMMARY_TEXT_CHARS_MAX;
-pub use telemetry::{ModelProgress, Telemetry};
+pub use telemetry::{EventOn, ModelProgress, Telemetry};
 
 /// The agent event file's name inside a state directory.
 pub const EVENTS_FILE: &str = "agent-events.jsonl";

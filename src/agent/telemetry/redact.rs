@@ -89,13 +89,18 @@ impl Redactor {
                 machine,
                 state,
                 inherited_messages: _,
+                inherited,
                 opening,
             } => {
                 text(profile);
                 opt(parent_agent_id);
                 opt(machine);
                 opt(state);
+                inherited.tail.iter_mut().for_each(|m| self.redact_message(m));
                 opening.iter_mut().for_each(|m| self.redact_message(m));
+            }
+            AgentEvent::ContextChunk { chunk: _, messages } => {
+                messages.iter_mut().for_each(|m| self.redact_message(m));
             }
             AgentEvent::AgentTransition { kind: _, to_agent_id, to_profile, modules, turn: _ } => {
                 text(to_agent_id);

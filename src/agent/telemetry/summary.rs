@@ -19,6 +19,7 @@ impl AgentEvent {
                 machine,
                 state,
                 inherited_messages,
+                inherited,
                 opening,
             } => {
                 let mut out = format!("{} as {profile} depth={depth}", via.as_str());
@@ -28,8 +29,15 @@ impl AgentEvent {
                 if let (Some(machine), Some(state)) = (machine, state) {
                     out.push_str(&format!(" machine={machine} state={state}"));
                 }
-                out.push_str(&format!(" inherited={inherited_messages} opening={}", opening.len()));
+                out.push_str(&format!(
+                    " inherited={inherited_messages} ({} chunks) opening={}",
+                    inherited.chunks.len(),
+                    opening.len()
+                ));
                 out
+            }
+            AgentEvent::ContextChunk { chunk, messages } => {
+                format!("chunk {chunk}: {} messages", messages.len())
             }
             AgentEvent::AgentTransition { kind, to_agent_id, to_profile, modules, turn } => {
                 let moves: Vec<String> =

@@ -1,13 +1,15 @@
 //! `Telemetry`: where agent events are emitted, kept, broadcast and written.
 
+use super::context::ContextSource;
 use super::error::TelemetryError;
-use super::event::{AgentEvent, EventRecord};
-use super::limits::{BROADCAST_CAPACITY, RECORDS_BYTES_MAX, RECORDS_MAX};
+use super::event::{AgentEvent, EventRecord, TransitionKind};
+use super::limits::{BROADCAST_CAPACITY, RECORDS_BYTES_MAX, RECORDS_MAX, STATED_CHUNKS_MAX};
 use super::read::last_seq;
 use super::redact::Redactor;
 use super::sink::JsonlSink;
+use crate::agent::window::ChunkId;
 use parking_lot::Mutex;
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -67,6 +69,58 @@ struct State {
     /// The lengths of the records kept, added up.
     records_bytes: usize,
     sink: Option<JsonlSink>,
+    /// The chunks whose content each live stream has stated (`context_chunk`), so that a
+    /// later reference on the same stream names the chunk by id only.
+    stated: StatedChunks,
+}
+
+/// Which chunks each stream has stated, bounded by [`STATED_CHUNKS_MAX`] ids in all. A
+/// stream's set goes when the stream ends (its `agent_finished`, or its exec or machine
+/// transition); past the bound every set is forgotten at once. Forgetting is always safe: a
+/// chunk is then stated again, which costs bytes but never leaves a reference unresolved.
+#[derive(Debug, Default)]
+struct StatedChunks {
+    by_stream: HashMap<String, HashSet<ChunkId>>,
+    ids: usize,
+}
+
+impl StatedChunks {
+    fn has(&self, agent_id: &str, chunk: &ChunkId) -> bool {
+        self.by_stream.get(agent_id).is_some_and(|set| set.contains(chunk))
+    }
+
+    fn insert(&mut self, agent_id: &str, chunk: ChunkId) {
+        if self.ids >= STATED_CHUNKS_MAX {
+            self.by_stream.clear();
+            self.ids = 0;
+        }
+        if self.by_stream.entry(agent_id.to_string()).or_default().insert(chunk) {
+            self.ids += 1;
+        }
+    }
+
+    /// Forgets a stream that `event` ends.
+    fn observe(&mut self, agent_id: &str, event: &AgentEvent) {
+        let ends = match event {
+            AgentEvent::AgentFinished { .. } => true,
+            AgentEvent::AgentTransition { kind, .. } => *kind != TransitionKind::Fork,
+            _ => false,
+        };
+        if ends && let Some(set) = self.by_stream.remove(agent_id) {
+            self.ids = self.ids.saturating_sub(set.len());
+        }
+    }
+}
+
+/// An event and the stream it goes on: process `pid`, incarnation `agent_id`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventOn {
+    /// The process (a `Pid`'s `Display`).
+    pub pid: String,
+    /// The incarnation whose stream it goes on.
+    pub agent_id: String,
+    /// The event.
+    pub event: AgentEvent,
 }
 
 impl Default for Telemetry {
@@ -95,7 +149,13 @@ impl Telemetry {
     fn build(sink: Option<JsonlSink>, next_seq: u64) -> Telemetry {
         let (tx, _) = broadcast::channel(BROADCAST_CAPACITY);
         let (progress, _) = broadcast::channel(BROADCAST_CAPACITY);
-        let state = State { next_seq, records: VecDeque::new(), records_bytes: 0, sink };
+        let state = State {
+            next_seq,
+            records: VecDeque::new(),
+            records_bytes: 0,
+            sink,
+            stated: StatedChunks::default(),
+        };
         let redactor = parking_lot::RwLock::new(Redactor::default());
         Telemetry { inner: Arc::new(Inner { state: Mutex::new(state), redactor, tx, progress }) }
     }
@@ -111,51 +171,102 @@ impl Telemetry {
 
     /// Emits `event` on the stream of incarnation `agent_id` of process `pid`, and returns the
     /// record as written.
-    pub fn emit(&self, pid: &str, agent_id: &str, mut event: AgentEvent) -> EventRecord {
-        // Redaction before the cap, so that a cut never leaves the start of a secret.
+    pub fn emit(&self, pid: &str, agent_id: &str, event: AgentEvent) -> EventRecord {
+        let event = self.prepare(event);
+        let record = {
+            let mut state = self.inner.state.lock();
+            self.append(&mut state, pid, agent_id, event)
+        };
+        log(&record);
+        record
+    }
+
+    /// Emits an incarnation's start as one run of consecutive records that no other record
+    /// comes between: `transition` (a succession's `agent_transition`, on the outgoing
+    /// incarnation's stream), then `spawned` (the new incarnation's `agent_spawned`, whose
+    /// `inherited` is `context.named()`), then a `context_chunk` for each chunk of `context`
+    /// that `spawned`'s stream has not stated yet, in window order. Returns the records as
+    /// written.
+    pub fn emit_spawn(
+        &self,
+        transition: Option<EventOn>,
+        spawned: EventOn,
+        context: &ContextSource,
+    ) -> Vec<EventRecord> {
+        debug_assert!(
+            matches!(&spawned.event, AgentEvent::AgentSpawned { inherited, .. } if *inherited == context.named()),
+            "an agent_spawned names the context it is emitted with"
+        );
+        let mut run: Vec<EventOn> = transition.into_iter().collect();
+        run.push(spawned.clone());
+        // The chunks' records are built (copied, redacted, capped) outside the lock; one that
+        // another emission states meanwhile is stated twice, which is harmless.
+        let new: Vec<_> = {
+            let state = self.inner.state.lock();
+            let mut seen = HashSet::new();
+            context
+                .chunks()
+                .iter()
+                .filter(|c| !state.stated.has(&spawned.agent_id, &c.id()) && seen.insert(c.id()))
+                .cloned()
+                .collect()
+        };
+        run.extend(new.iter().map(|chunk| EventOn {
+            pid: spawned.pid.clone(),
+            agent_id: spawned.agent_id.clone(),
+            event: AgentEvent::ContextChunk { chunk: chunk.id(), messages: chunk.items().to_vec() },
+        }));
+        let run: Vec<EventOn> =
+            run.into_iter().map(|on| EventOn { event: self.prepare(on.event), ..on }).collect();
+        let records: Vec<EventRecord> = {
+            let mut state = self.inner.state.lock();
+            for chunk in &new {
+                state.stated.insert(&spawned.agent_id, chunk.id());
+            }
+            run.into_iter().map(|on| self.append(&mut state, &on.pid, &on.agent_id, on.event)).collect()
+        };
+        records.iter().for_each(log);
+        records
+    }
+
+    /// Redaction, then the cap: so that a cut never leaves the start of a secret.
+    fn prepare(&self, mut event: AgentEvent) -> AgentEvent {
         self.inner.redactor.read().apply(&mut event);
         event.bound();
+        event
+    }
+
+    /// Numbers, stamps and records a prepared event: in memory, in the file, on the broadcast.
+    /// Called under the state lock, so all three are in seq order.
+    fn append(&self, state: &mut State, pid: &str, agent_id: &str, event: AgentEvent) -> EventRecord {
         let at_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
             .unwrap_or(0);
-        let record = {
-            let mut state = self.inner.state.lock();
-            let seq = state.next_seq;
-            state.next_seq = seq.saturating_add(1);
-            let record =
-                EventRecord { seq, at_ms, pid: pid.to_string(), agent_id: agent_id.to_string(), event };
-            // Serialised once, for the file and for the memory copy's byte bound.
-            let line = serde_json::to_vec(&record);
-            let bytes = line.as_ref().map_or(0, Vec::len);
-            while !state.records.is_empty()
-                && (state.records.len() >= RECORDS_MAX
-                    || state.records_bytes.saturating_add(bytes) > RECORDS_BYTES_MAX)
-            {
-                if let Some((_, dropped)) = state.records.pop_front() {
-                    state.records_bytes = state.records_bytes.saturating_sub(dropped);
-                }
+        let seq = state.next_seq;
+        state.next_seq = seq.saturating_add(1);
+        state.stated.observe(agent_id, &event);
+        let record = EventRecord { seq, at_ms, pid: pid.to_string(), agent_id: agent_id.to_string(), event };
+        // Serialised once, for the file and for the memory copy's byte bound.
+        let line = serde_json::to_vec(&record);
+        let bytes = line.as_ref().map_or(0, Vec::len);
+        while !state.records.is_empty()
+            && (state.records.len() >= RECORDS_MAX
+                || state.records_bytes.saturating_add(bytes) > RECORDS_BYTES_MAX)
+        {
+            if let Some((_, dropped)) = state.records.pop_front() {
+                state.records_bytes = state.records_bytes.saturating_sub(dropped);
             }
-            state.records.push_back((record.clone(), bytes));
-            state.records_bytes = state.records_bytes.saturating_add(bytes);
-            if let Some(sink) = state.sink.as_mut() {
-                sink.append(record.seq, line);
-            }
-            // Sent under the lock so subscribers receive records in seq order; `send` never
-            // waits. No subscriber is not an error.
-            let _ = self.inner.tx.send(record.clone());
-            record
-        };
+        }
+        state.records.push_back((record.clone(), bytes));
+        state.records_bytes = state.records_bytes.saturating_add(bytes);
+        if let Some(sink) = state.sink.as_mut() {
+            sink.append(record.seq, line);
+        }
+        // Sent under the lock so subscribers receive records in seq order; `send` never
+        // waits. No subscriber is not an error.
+        let _ = self.inner.tx.send(record.clone());
         debug_assert!(record.seq >= 1, "seq counts from 1");
-        tracing::info!(
-            target: "agentvisor::agent",
-            seq = record.seq,
-            pid = %record.pid,
-            agent_id = %record.agent_id,
-            event = record.event.type_name(),
-            "{}",
-            record.event.summary()
-        );
         record
     }
 
@@ -198,4 +309,17 @@ impl Telemetry {
     pub fn dropped_writes(&self) -> u64 {
         self.inner.state.lock().sink.as_ref().map_or(0, JsonlSink::dropped)
     }
+}
+
+/// Logs a record as a `tracing` event (target `agentvisor::agent`), after the lock.
+fn log(record: &EventRecord) {
+    tracing::info!(
+        target: "agentvisor::agent",
+        seq = record.seq,
+        pid = %record.pid,
+        agent_id = %record.agent_id,
+        event = record.event.type_name(),
+        "{}",
+        record.event.summary()
+    );
 }

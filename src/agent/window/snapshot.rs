@@ -83,29 +83,32 @@ impl<M: Clone + Serialize> Window<M> {
         let chunks = self.contents.chain.chunks();
         let mut chunk_ids = Vec::with_capacity(chunks.len());
         for chunk in chunks {
-            let id = match chunk.cached_id() {
-                Some(id) => {
-                    if !store.contains(&id)? {
-                        store.put(id, encode(chunk)?)?;
-                    }
-                    id
-                }
-                None => {
-                    let bytes = encode(chunk)?;
-                    let id = ChunkId::of(&bytes);
-                    chunk.cache_id(id);
-                    if !store.contains(&id)? {
-                        store.put(id, bytes)?;
-                    }
-                    id
-                }
-            };
+            let (id, bytes) = identify(chunk)?;
+            if !store.contains(&id)? {
+                let bytes = match bytes {
+                    Some(bytes) => bytes,
+                    None => encode(chunk)?,
+                };
+                store.put(id, bytes)?;
+            }
             chunk_ids.push(id);
         }
         let tail = self.contents.tail.clone();
         debug_assert!(tail.len() < CHUNK_ITEMS_MAX, "checked again by restore");
         Ok(WindowSnapshot { chunk_ids, tail, turn: self.turn })
     }
+}
+
+/// A chunk's id: the cached one, or computed from its encoding (returned too, so that a
+/// caller about to store it does not encode it twice) and cached in the chunk.
+pub(super) fn identify<M: Serialize>(chunk: &Chunk<M>) -> Result<(ChunkId, Option<Vec<u8>>), SnapshotError> {
+    if let Some(id) = chunk.cached_id() {
+        return Ok((id, None));
+    }
+    let bytes = encode(chunk)?;
+    let id = ChunkId::of(&bytes);
+    chunk.cache_id(id);
+    Ok((id, Some(bytes)))
 }
 
 fn encode<M: Serialize>(chunk: &Chunk<M>) -> Result<Vec<u8>, SnapshotError> {
