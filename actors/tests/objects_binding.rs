@@ -40,7 +40,8 @@ impl World {
     }
 
     fn bind_as(&mut self, holder: Pid, key: &str, name: &str) -> Result<(Oid, bool), ObjectError> {
-        let request = ProfileBindRequest { holder, image: "agent".into(), key: key.into(), name: name.into() };
+        let request =
+            ProfileBindRequest { holder, image: "agent".into(), key: key.into(), name: name.into() };
         let plan = self.space.plan_bind_profile(&request, &mut self.ids)?;
         self.commit(plan.changes);
         Ok((plan.oid, plan.created))

@@ -3,11 +3,11 @@
 use super::actor::{ProcessMsg, Reply};
 use super::calls::{BatchRule, CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
 use super::calls::{
-    Call, CallOk, ChildList, ExitResult, Launched, ObjectView, SignalResult, ToolError, WaitResult,
-};
-use super::calls::{
     BindProfileObject, CreateObject, ForkRequest, MemoryReport, MergeResult, NameUnbound, ObjectCreated,
     ObjectDropped, ObjectTarget, ObjectWritten, ProfileBound,
+};
+use super::calls::{
+    Call, CallOk, ChildList, ExitResult, Launched, ObjectView, SignalResult, ToolError, WaitResult,
 };
 use super::program::{ProgramStart, StartKind};
 use crate::kernel::budget::Usage;

@@ -20,6 +20,7 @@ mod calls;
 mod checkpoint;
 mod compact;
 mod cost;
+mod drops;
 mod error;
 mod finish;
 mod fork;

@@ -117,6 +117,7 @@ impl Agent {
             collected_costs: Default::default(),
             subagents: Default::default(),
             pending_handoffs: Vec::new(),
+            pending_drops: Vec::new(),
         };
         let agent = Agent::assemble(host, ctx, launch, state, window, 0)?;
         let via = if agent.launch.parent_agent_id.is_some() { SpawnVia::Spawn } else { SpawnVia::Root };
@@ -160,6 +161,7 @@ impl Agent {
             collected_costs: Default::default(),
             subagents: Default::default(),
             pending_handoffs: Vec::new(),
+            pending_drops: Vec::new(),
         };
         let agent = Agent::assemble(host, ctx, launch, state, window, 0)?;
         agent.emit_spawned(SpawnVia::Fork, inherited, opening);
@@ -182,6 +184,7 @@ impl Agent {
         let turns = state.costs.last().map_or(0, |c| c.turns);
         let mut agent = Agent::assemble(host, ctx, launch, state, window, turns)?;
         agent.deliver_handoffs().await?;
+        agent.finish_drops().await?;
         Ok(agent)
     }
 }

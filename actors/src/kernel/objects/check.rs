@@ -148,7 +148,8 @@ impl ObjectSpace {
                 return broken(format!("{owner} owns {} result objects", oids.len()));
             }
             if matches!(owner, Owner::Profile(_)) {
-                let live = oids.iter().filter(|oid| self.objects.get(oid).is_some_and(|o| !o.released)).count();
+                let live =
+                    oids.iter().filter(|oid| self.objects.get(oid).is_some_and(|o| !o.released)).count();
                 if live > 1 {
                     return broken(format!("{owner} owns {live} live instances"));
                 }

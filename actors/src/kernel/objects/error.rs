@@ -143,7 +143,9 @@ pub enum ObjectError {
         image: String,
     },
     /// A process asked to drop its own goal, which is always one of its roots.
-    #[error("object {oid} is {pid}'s goal; a goal lives as long as its process's memory and cannot be dropped")]
+    #[error(
+        "object {oid} is {pid}'s goal; a goal lives as long as its process's memory and cannot be dropped"
+    )]
     GoalNotDroppable {
         /// The process.
         pid: Pid,
