@@ -34,14 +34,15 @@ impl Agent {
     /// profile's one instance (made by the first agent of the profile to bind it); a fork with
     /// a linked scope (inherited, read-only) finds its forker's under the inherited name;
     /// anyone else creates its own. A link kept across an exec is re-resolved against the
-    /// current profile's scope.
+    /// current profile's scope (never wider than its handle).
     pub(crate) async fn link_memories(&mut self) -> Result<(), AgentError> {
         let Some(scope) = self.memory_scope() else {
             self.state.memory_link = None;
             return Ok(());
         };
         if let Some(link) = self.state.memory_link.as_mut() {
-            link.writable = link.owned || scope != MemoryScope::ReadOnly;
+            // A linked object's handle never widens: read-only stays read-only.
+            link.writable = link.owned || (link.writable && scope != MemoryScope::ReadOnly);
             link.notify = scope == MemoryScope::Inherited;
             return Ok(());
         }
