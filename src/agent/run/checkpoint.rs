@@ -30,8 +30,10 @@ impl Agent {
             (LIBRARY_OBJECT, modules.library.as_ref().map(persist::to_payload).transpose()?),
         ];
         for (name, payload) in writes {
-            // A module the agent does not hold keeps an empty object once it had one: a
-            // dropped module's contents are gone.
+            // A module the agent does not hold: an exec that dropped it marked it written as
+            // empty and releases its object after this checkpoint; an object still bound
+            // under the name with contents (a checkpoint written before drops were released)
+            // is emptied.
             match payload {
                 Some(payload) => self.put_module(name, payload).await?,
                 None => {
