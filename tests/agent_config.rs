@@ -42,6 +42,29 @@ fn the_team_example_loads_the_same_from_yaml_and_toml() {
 }
 
 #[test]
+fn the_check_says_what_scope_each_profiles_memories_have() {
+    let yaml = format!(
+        "{BRAIN}profiles:\n  - {{id: keeper, brain: b, window_tokens: 9, capabilities: {{memories: {{scope: shared}}}}}}\n  \
+         - {{id: loner, brain: b, window_tokens: 9, capabilities: {{memories: {{scope: isolated}}}}}}\n  \
+         - {{id: plain, brain: b, window_tokens: 9}}\n"
+    );
+    let config = load_yaml(&yaml).expect("passes the launch check");
+    let scopes: Vec<(&str, MemoryScope)> = config.memory_scopes().map(|(id, s)| (id.as_str(), s)).collect();
+    assert_eq!(scopes, [("keeper", MemoryScope::Shared), ("loner", MemoryScope::Isolated)]);
+
+    // A scope left out is refused with every scope's meaning, shared as the profile's instance.
+    let refused = problems(&format!(
+        "{BRAIN}profiles:\n  - {{id: a, brain: b, window_tokens: 9, capabilities: {{memories: {{enabled: true}}}}}}\n"
+    ));
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    for scope in MemoryScope::ALL {
+        assert!(refused[0].message.contains(scope.meaning()), "{}", refused[0].message);
+        assert!(refused[0].message.contains(&format!("`{}`", scope.as_str())), "{}", refused[0].message);
+    }
+    assert!(MemoryScope::Shared.meaning().contains("one instance bound to the profile"));
+}
+
+#[test]
 fn the_team_example_reads_as_written() {
     let config = load_path(example("team.yaml")).expect("team.yaml passes the launch check");
     let lead = config.profile("lead").expect("lead is declared");

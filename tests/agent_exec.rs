@@ -1,12 +1,13 @@
-//! exec and the turn loop around it: the roster refusal, the module table's three rows, the
-//! opening note, a fresh agent id per incarnation in one process, telemetry order, cost split
+//! exec and the turn loop around it: the roster refusal, the module table's three rows (a
+//! dropped module's object released), the opening note, a fresh agent id per incarnation in one process, telemetry order, cost split
 //! per profile, and turn finality for successions (first wins, an ending beats both).
 
 mod agent_support;
 
 use agent_support::config::TEAM;
 use agent_support::*;
-use agentvisor::actors::Status;
+use agentvisor::actors::kernel::objects::Owner;
+use agentvisor::actors::{Oid, Status};
 use agentvisor::agent::brain::ScriptedTurn;
 use agentvisor::agent::telemetry::{AgentEvent, SpawnVia, TransitionKind};
 use serde_json::json;
@@ -149,4 +150,42 @@ async fn an_ending_beats_a_succession_declared_in_the_same_turn() {
     assert_eq!(done.profile(), "lead");
     let refused = refusals(&host, pid);
     assert_eq!(refused[0].1, "ending_declared", "{refused:?}");
+}
+
+#[tokio::test]
+async fn exec_releases_the_objects_of_the_modules_the_successor_turns_off() {
+    let lead = vec![
+        ScriptedTurn::call("add_task", json!({"title": "ship it"}))
+            .with_call("remember", json!({"key": "k", "text": "kept"}))
+            .with_call("write_note", json!({"page": "plan", "text": "step one"})),
+        ScriptedTurn::call("exec", json!({"agent": "helper"})),
+    ];
+    let helper = vec![ScriptedTurn::text("helped").expect_tail("Dropped, and their contents are gone")];
+    let host = host(TEAM, Scripts::new().with("lead", lead).with("helper", helper));
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "go").await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    assert_eq!(done.profile(), "helper");
+
+    // The successor binds neither dropped module's name; the notebook came across.
+    let space = runtime.object_space();
+    let memory = space.process(pid).expect("memory");
+    for dropped in ["agent.tasks", "agent.memories"] {
+        assert!(!memory.namespace.contains_key(dropped), "{dropped} is still bound");
+    }
+    assert!(module(&runtime, pid, "agent.notebook").to_string().contains("step one"));
+
+    // Exactly the two dropped modules' objects are released, not emptied: their payloads are
+    // deleted, and reading their OIDs answers that they are released.
+    let released: Vec<Oid> = space
+        .owned_by(&Owner::Process(pid))
+        .filter(|oid| space.object(*oid).is_some_and(|o| o.released))
+        .collect();
+    assert_eq!(released.len(), 2, "{released:?}");
+    for oid in released {
+        assert_eq!(space.holders_of(oid).count(), 0, "no handle survives on {oid}");
+        assert_eq!(runtime.payload(oid).expect("payload lookup"), None);
+        let refused = space.plan_read(pid, oid).expect_err("released");
+        assert_eq!(refused.code(), "object_released");
+    }
 }

@@ -107,11 +107,15 @@ async fn exec_naming_a_machine_enters_it_at_its_entry_state() {
 
     let tasks = module(&runtime, pid, "agent.tasks");
     assert!(tasks.to_string().contains("ship the release"), "{tasks}");
-    assert_eq!(
-        module(&runtime, pid, "agent.notebook"),
-        json!(null),
-        "the dropped notebook's contents are gone"
-    );
+    // The dropped notebook's object is released and its name unbound.
+    let space = runtime.object_space();
+    let names = &space.process(pid).expect("memory").namespace;
+    assert!(!names.contains_key("agent.notebook") && !names.contains_key("agent.library"), "{names:?}");
+    let released = space
+        .owned_by(&agentvisor::actors::kernel::objects::Owner::Process(pid))
+        .filter(|oid| space.object(*oid).is_some_and(|o| o.released))
+        .count();
+    assert_eq!(released, 2, "the notebook's and the program library's objects");
 }
 
 #[tokio::test]

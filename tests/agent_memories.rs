@@ -1,6 +1,7 @@
-//! Memories across a fork, by the forker's scope: isolated copies diverge; shared and inherited
-//! copies write the forker's own object (inherited also notifies the other holder on
-//! `agent.memories`); a read-only copy reads the forker's object and may not write it.
+//! Memories across a fork, by the forker's scope: isolated copies diverge; a shared copy
+//! writes the profile's one instance, which its forker reads; an inherited copy writes the
+//! forker's own object and notifies the other holder on `agent.memories`; a read-only copy
+//! reads the forker's object and may not write it.
 
 mod agent_support;
 

@@ -6,8 +6,8 @@ use agentvisor_actors::kernel::ids::{CountingIds, Epoch, IdSource, Oid, Pid};
 use agentvisor_actors::kernel::mailbox::{MailboxQuery, Message, MessageFilter, MessageId, MessageKind};
 use agentvisor_actors::kernel::objects::{
     ChildImage, Collection, CreateRequest, ForkMode, ForkViewRequest, Handle, ObjectChange, ObjectKind,
-    ObjectMeta, ObjectRights, ObjectSpace, Owner, RootSelection, RootViewRequest, Skill, ViewApproval,
-    ViewPlan,
+    ObjectMeta, ObjectRights, ObjectSpace, Owner, ProfileBindRequest, RootSelection, RootViewRequest, Skill,
+    ViewApproval, ViewPlan,
 };
 use agentvisor_actors::kernel::process::Event;
 use agentvisor_actors::kernel::status::{FailureKind, Sender, Status};
@@ -386,6 +386,40 @@ async fn object_memory_follows_the_planners(store: &dyn Store) {
     assert_eq!(memory.roots, BTreeSet::from([goal.oid]));
     assert!(memory.namespace.is_empty() && memory.context.is_empty() && memory.skills.is_empty());
     assert_eq!((memory.clearance, memory.collected), (None, None));
+}
+
+/// Profile-bound instances, unbinding and drops: two roots bind one key (one instance), one
+/// unbinds a name and drops what it owns and what it only holds; after every commit the
+/// store's `object_space()` equals the planners' space.
+async fn profile_bindings_and_drops_follow_the_planners(store: &dyn Store) {
+    let mut m = Tracked::new(store, 40);
+    let root_view =
+        RootViewRequest { clearance: None, goal_labels: BTreeSet::new(), default_skills: Vec::new() };
+    let a = m.launch(m.space.plan_root_view(&root_view).expect("a root view")).await.child;
+    let b = m.launch(m.space.plan_root_view(&root_view).expect("a root view")).await.child;
+    let bind = |holder: Pid| ProfileBindRequest {
+        holder,
+        image: "agent".into(),
+        key: "agent/keeper/agent.memories".into(),
+        name: "agent.memories".into(),
+    };
+    let first = m.space.plan_bind_profile(&bind(a), &mut m.ids).expect("binds");
+    m.commit(first.changes).await;
+    let second = m.space.plan_bind_profile(&bind(b), &mut m.ids).expect("binds");
+    assert_eq!((second.oid, second.created), (first.oid, false));
+    m.commit(second.changes).await;
+
+    let tasks = m.create(a, Some("agent.tasks"), &[], false, false).await;
+    let (_, unbind) = m.space.plan_unbind(a, "agent.memories").expect("unbinds");
+    m.commit(unbind).await;
+    let drop_own = m.space.plan_drop(a, tasks).expect("drops");
+    assert!(drop_own.released);
+    m.commit(drop_own.changes).await;
+    let let_go = m.space.plan_drop(a, first.oid).expect("lets go");
+    assert!(!let_go.released);
+    m.commit(let_go.changes).await;
+    assert_eq!(m.space.profile_instance("agent/keeper/agent.memories"), Some(first.oid));
+    assert_eq!(m.space.holders_of(first.oid).collect::<Vec<_>>(), vec![b]);
 }
 
 /// Memory that no `PutProcess` began (a collection mark alone makes it) has no goal, which
@@ -890,6 +924,7 @@ conformance!(
     revocation_closure_and_receipt,
     source_grant_revoked_rejects_only_that_change_set,
     object_memory_follows_the_planners,
+    profile_bindings_and_drops_follow_the_planners,
     object_memory_breaking_an_invariant_reads_back_as_corrupt,
     payloads_round_trip_and_go_with_their_object,
     a_refused_change_set_changes_no_object_memory,

@@ -3,10 +3,11 @@
 use super::actor::{ProcessMsg, Reply};
 use super::calls::{BatchRule, CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
 use super::calls::{
-    Call, CallOk, ChildList, ExitResult, Launched, ObjectView, SignalResult, ToolError, WaitResult,
+    BindProfileObject, CreateObject, ForkRequest, MemoryReport, MergeResult, NameUnbound, ObjectCreated,
+    ObjectDropped, ObjectTarget, ObjectWritten, ProfileBound,
 };
 use super::calls::{
-    CreateObject, ForkRequest, MemoryReport, MergeResult, ObjectCreated, ObjectTarget, ObjectWritten,
+    Call, CallOk, ChildList, ExitResult, Launched, ObjectView, SignalResult, ToolError, WaitResult,
 };
 use super::program::{ProgramStart, StartKind};
 use crate::kernel::budget::Usage;
@@ -197,6 +198,34 @@ impl ProcessContext {
     ) -> Result<ObjectWritten, ToolError> {
         self.expect(Call::WriteObject { target, payload }, |ok| match ok {
             CallOk::Written(w) => Some(w),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Binds the profile-bound instance of `request.key` under `request.name` (made, durable,
+    /// on the first bind of the key).
+    pub async fn bind_profile_object(&self, request: BindProfileObject) -> Result<ProfileBound, ToolError> {
+        self.expect(Call::BindProfileObject(request), |ok| match ok {
+            CallOk::Bound(b) => Some(b),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Removes `name` from this process's namespace (the object and the handle stay).
+    pub async fn unbind_name(&self, name: &str) -> Result<NameUnbound, ToolError> {
+        self.expect(Call::UnbindName { name: name.to_string() }, |ok| match ok {
+            CallOk::Unbound(u) => Some(u),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Drops an object: released if this process owns it, else its handle and names go.
+    pub async fn drop_object(&self, target: ObjectTarget) -> Result<ObjectDropped, ToolError> {
+        self.expect(Call::DropObject { target }, |ok| match ok {
+            CallOk::Dropped(d) => Some(d),
             _ => None,
         })
         .await

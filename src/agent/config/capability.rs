@@ -92,7 +92,8 @@ impl fmt::Display for Capability {
 pub enum MemoryScope {
     /// `isolated`: a fork gets an independent copy; the two diverge.
     Isolated,
-    /// `shared`: every agent of the profile uses the same profile-bound instance.
+    /// `shared`: one instance bound to the profile per state directory; every agent running
+    /// the profile reads and writes it.
     Shared,
     /// `inherited`: a fork is linked to its forker's instance, read/write; both are holders
     /// and both get notices.
@@ -103,6 +104,30 @@ pub enum MemoryScope {
 }
 
 impl MemoryScope {
+    /// Every scope, in the order the documentation lists them.
+    pub const ALL: [MemoryScope; 4] =
+        [MemoryScope::Isolated, MemoryScope::Shared, MemoryScope::Inherited, MemoryScope::ReadOnly];
+
+    /// What the scope means, in one phrase: the launch check's words for it, and the
+    /// documentation's.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            MemoryScope::Isolated => {
+                "each agent has its own; a fork gets an independent copy and the two diverge"
+            }
+            MemoryScope::Shared => {
+                "one instance bound to the profile in the state directory: every agent running the \
+                 profile (roots, subagents, forks, exec incarnations) reads and writes it, across restarts"
+            }
+            MemoryScope::Inherited => {
+                "each agent has its own; a fork is linked to its forker's, read/write, and both get notices"
+            }
+            MemoryScope::ReadOnly => {
+                "each agent has its own; a fork is linked to its forker's and may not write it"
+            }
+        }
+    }
+
     /// The scope as written in the configuration.
     pub fn as_str(self) -> &'static str {
         match self {

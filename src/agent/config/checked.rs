@@ -2,7 +2,7 @@
 
 use super::brain_ref::BrainSpec;
 use super::budget::AgentBudget;
-use super::capability::Capability;
+use super::capability::{Capability, MemoryScope};
 use super::external::ExternalProfile;
 use super::ids::{BrainId, MachineId, ProfileId, Target};
 use super::machine::{Machine, State};
@@ -73,6 +73,13 @@ impl CheckedConfig {
     /// The profiles, by id.
     pub fn profiles(&self) -> impl Iterator<Item = &Profile> {
         self.profiles.values()
+    }
+
+    /// What scope each profile's memories have, for every profile that holds memories, in
+    /// profile order. A `shared` scope is one instance per profile and state directory
+    /// ([`MemoryScope::meaning`] says each scope in words).
+    pub fn memory_scopes(&self) -> impl Iterator<Item = (&ProfileId, MemoryScope)> {
+        self.profiles.values().filter_map(|p| p.capabilities().memories().map(|m| (p.id(), m.scope())))
     }
 
     /// The profile with this id.

@@ -9,8 +9,9 @@ use super::program::Agent;
 use serde_json::{Value, json};
 
 impl Agent {
-    /// Snapshots the window into the chunk store, writes the module objects, and commits the
-    /// checkpoint. Chunks are written before any record that names them.
+    /// Snapshots the window into the chunk store, writes the module objects, commits the
+    /// checkpoint, then drops the objects an exec let go of. Chunks are written before any
+    /// record that names them.
     pub(crate) async fn checkpoint(&mut self) -> Result<(), AgentError> {
         let snapshot = self.window.snapshot(&*self.host.chunks)?;
         self.state.window = snapshot;
@@ -29,8 +30,10 @@ impl Agent {
             (LIBRARY_OBJECT, modules.library.as_ref().map(persist::to_payload).transpose()?),
         ];
         for (name, payload) in writes {
-            // A module the agent does not hold keeps an empty object once it had one: a
-            // dropped module's contents are gone.
+            // A module the agent does not hold: an exec that dropped it marked it written as
+            // empty and releases its object after this checkpoint; an object still bound
+            // under the name with contents (a checkpoint written before drops were released)
+            // is emptied.
             match payload {
                 Some(payload) => self.put_module(name, payload).await?,
                 None => {
@@ -57,7 +60,9 @@ impl Agent {
         });
         self.put_module(IDENTITY_OBJECT, identity).await?;
         let bytes = self.state.encode()?;
-        self.ctx.checkpoint(bytes).await.map_err(AgentError::kernel("checkpoint"))
+        self.ctx.checkpoint(bytes).await.map_err(AgentError::kernel("checkpoint"))?;
+        // What an exec let go of goes only now that the checkpoint naming the successor is in.
+        self.finish_drops().await
     }
 }
 

@@ -36,12 +36,13 @@ impl Agent {
         turn: u64,
         key: &str,
     ) -> Result<Value, Dispatch> {
+        // Inherited and read-only copies are handed the forker's object; a shared copy binds
+        // its profile's instance itself, and an isolated one gets its own.
         let scope = self.memory_scope();
-        let linked =
-            matches!(scope, Some(MemoryScope::Shared | MemoryScope::Inherited | MemoryScope::ReadOnly));
+        let linked = matches!(scope, Some(MemoryScope::Inherited | MemoryScope::ReadOnly));
         let memories = self.state.memory_link.as_ref().and_then(|l| l.oid.parse().ok()).filter(|_| linked);
         let mode = match scope {
-            Some(MemoryScope::Shared | MemoryScope::Inherited) => ForkMode::Copy,
+            Some(MemoryScope::Inherited) => ForkMode::Copy,
             _ => ForkMode::Worker,
         };
         let mut launch = self.launch_below(self.state.profile.clone(), args.prompt.clone());

@@ -1,9 +1,10 @@
-//! Module calls, and the memories object: an agent's own, or its forker's linked by handle.
+//! Module calls, and the memories object: an agent's own, its forker's linked by handle, or
+//! its profile's one instance.
 //!
 //! | scope | a fork's memories |
 //! |---|---|
 //! | isolated | an independent copy (its own object); the two diverge |
-//! | shared | the forker's object, read/write |
+//! | shared | the profile's one instance, read/write, bound by the copy itself |
 //! | inherited | the forker's object, read/write; a write notifies the other holder |
 //! | read-only | the forker's object; the copy may not write it |
 
@@ -14,8 +15,8 @@ use super::program::Agent;
 use super::state::MemoryLink;
 use crate::actors::Oid;
 use crate::actors::kernel::mailbox::MessageKind;
-use crate::actors::runtime::calls::SendRequest;
 use crate::actors::runtime::calls::ToolError;
+use crate::actors::runtime::calls::{BindProfileObject, SendRequest};
 use crate::agent::config::MemoryScope;
 use crate::agent::modules::{Memories, ModuleCall, ModuleKind, ModuleTool};
 use serde_json::Value;
@@ -29,15 +30,24 @@ impl Agent {
         self.profile().ok()?.capabilities().memories().map(|m| m.scope())
     }
 
-    /// Makes sure an agent that holds memories has its object: a fork with a linked scope
-    /// finds its forker's under the inherited name; anyone else creates its own.
+    /// Makes sure an agent that holds memories has its object: a `shared` scope binds its
+    /// profile's one instance (made by the first agent of the profile to bind it); a fork with
+    /// a linked scope (inherited, read-only) finds its forker's under the inherited name;
+    /// anyone else creates its own. A link kept across an exec is re-resolved against the
+    /// current profile's scope (never wider than its handle).
     pub(crate) async fn link_memories(&mut self) -> Result<(), AgentError> {
         let Some(scope) = self.memory_scope() else {
             self.state.memory_link = None;
             return Ok(());
         };
-        if self.state.memory_link.is_some() {
+        if let Some(link) = self.state.memory_link.as_mut() {
+            // A linked object's handle never widens: read-only stays read-only.
+            link.writable = link.owned || (link.writable && scope != MemoryScope::ReadOnly);
+            link.notify = scope == MemoryScope::Inherited;
             return Ok(());
+        }
+        if scope == MemoryScope::Shared {
+            return self.bind_profile_memories().await;
         }
         let linked_fork = self.launch.fork.is_some() && scope != MemoryScope::Isolated;
         if linked_fork && let Some((oid, payload)) = persist::get(&self.ctx, MEMORIES_OBJECT).await? {
@@ -47,6 +57,7 @@ impl Agent {
                 owned: false,
                 writable: scope != MemoryScope::ReadOnly,
                 notify: scope == MemoryScope::Inherited,
+                profile_bound: false,
             });
             return Ok(());
         }
@@ -57,6 +68,30 @@ impl Agent {
             owned: true,
             writable: true,
             notify: scope == MemoryScope::Inherited,
+            profile_bound: false,
+        });
+        Ok(())
+    }
+
+    /// Binds the current profile's one memories instance (empty when this bind makes it) and
+    /// reads its contents.
+    async fn bind_profile_memories(&mut self) -> Result<(), AgentError> {
+        let key = persist::profile_key(self.host.image_id().as_str(), &self.state.profile, MEMORIES_OBJECT);
+        let request = BindProfileObject {
+            key,
+            name: MEMORIES_OBJECT.to_string(),
+            initial: persist::to_payload(&Memories::default())?,
+        };
+        let bound =
+            self.ctx.bind_profile_object(request).await.map_err(AgentError::kernel("bind_profile_object"))?;
+        let payload = persist::get_oid(&self.ctx, bound.oid).await?;
+        self.state.modules.memories = Some(persist::from_payload("memories", payload)?);
+        self.state.memory_link = Some(MemoryLink {
+            oid: bound.oid.to_string(),
+            owned: false,
+            writable: true,
+            notify: false,
+            profile_bound: true,
         });
         Ok(())
     }

@@ -22,6 +22,7 @@ mod checkpoint;
 mod code;
 mod compact;
 mod cost;
+mod drops;
 mod error;
 mod finish;
 mod fork;

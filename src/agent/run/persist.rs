@@ -12,6 +12,7 @@ use super::error::AgentError;
 use crate::actors::Oid;
 use crate::actors::runtime::ProcessContext;
 use crate::actors::runtime::calls::{Call, CallOk, CreateObject, ObjectTarget};
+use crate::agent::modules::ModuleKind;
 use crate::tools::ToolName;
 use serde_json::Value;
 
@@ -21,7 +22,8 @@ pub const HISTORY_OBJECT: &str = "agent.history";
 pub const TASKS_OBJECT: &str = "agent.tasks";
 /// The notebook's object.
 pub const NOTEBOOK_OBJECT: &str = "agent.notebook";
-/// The memories object (shared by handle when a fork's scope links it).
+/// The memories object: the agent's own, its forker's linked by handle (inherited and
+/// read-only scopes), or its profile's one instance (shared scope).
 pub const MEMORIES_OBJECT: &str = "agent.memories";
 /// The program library's object.
 pub const LIBRARY_OBJECT: &str = "agent.library";
@@ -29,6 +31,25 @@ pub const LIBRARY_OBJECT: &str = "agent.library";
 pub const COST_OBJECT: &str = "agent.cost";
 /// The agent's identity: current agent id, profile, machine state.
 pub const IDENTITY_OBJECT: &str = "agent.identity";
+
+/// The object a module is kept in, for the modules kept as objects of their own.
+pub fn module_object(module: ModuleKind) -> &'static str {
+    match module {
+        ModuleKind::History => HISTORY_OBJECT,
+        ModuleKind::Tasks => TASKS_OBJECT,
+        ModuleKind::Notebook => NOTEBOOK_OBJECT,
+        ModuleKind::Memories => MEMORIES_OBJECT,
+        ModuleKind::ProgramLibrary => LIBRARY_OBJECT,
+    }
+}
+
+/// The key of a profile's one instance of a module object: `<image>/<profile>/<object>`. The
+/// image names the configuration (each configuration a runtime runs has an image of its
+/// own), so two configurations' profiles of one id never share an instance, and the kernel
+/// binds only keys within the binder's image. Profile ids hold no `/`, so keys never collide.
+pub fn profile_key(image: &str, profile: &str, object: &str) -> String {
+    format!("{image}/{profile}/{object}")
+}
 
 /// Writes `payload` to the object named `name`, creating it (durable, owned by the process)
 /// the first time. Returns its oid.

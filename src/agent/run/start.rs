@@ -119,6 +119,7 @@ impl Agent {
             subagents: Default::default(),
             pending_handoffs: Vec::new(),
             archive: Default::default(),
+            pending_drops: Vec::new(),
         };
         let agent = Agent::assemble(host, ctx, launch, state, window, 0)?;
         let via = if agent.launch.parent_agent_id.is_some() { SpawnVia::Spawn } else { SpawnVia::Root };
@@ -158,6 +159,7 @@ impl Agent {
             subagents: Default::default(),
             pending_handoffs: Vec::new(),
             archive: start.archive,
+            pending_drops: Vec::new(),
         };
         Agent::assemble(host, ctx, launch, state, window, 0)
     }
@@ -178,6 +180,7 @@ impl Agent {
         let turns = state.costs.last().map_or(0, |c| c.turns);
         let mut agent = Agent::assemble(host, ctx, launch, state, window, turns)?;
         agent.deliver_handoffs().await?;
+        agent.finish_drops().await?;
         Ok(agent)
     }
 }

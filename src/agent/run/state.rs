@@ -32,6 +32,22 @@ pub struct MemoryLink {
     pub writable: bool,
     /// Whether writes notify the other holders (inherited scope).
     pub notify: bool,
+    /// Whether it is the profile's one instance (shared scope): every agent running the
+    /// profile binds it, and none of them owns it.
+    #[serde(default)]
+    pub profile_bound: bool,
+}
+
+/// A module object an exec let go of, dropped once the checkpoint that names the successor is
+/// committed (so a restart from the checkpoint before never finds it gone): released if the
+/// process owns it, else only its handle goes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PendingDrop {
+    /// By name, still bound (a dropped task list, notebook or program library).
+    Name(String),
+    /// By OID, its name already unbound (memories, whose name the successor may bind anew).
+    Oid(String),
 }
 
 /// One incarnation's usage: accounting keys on the profile each incarnation actually ran.
@@ -129,6 +145,9 @@ pub struct AgentState {
     /// The turns `archive_thread` took out of the window.
     #[serde(default)]
     pub archive: Archive,
+    /// Module objects an exec let go of, not yet dropped.
+    #[serde(default)]
+    pub pending_drops: Vec<PendingDrop>,
 }
 
 impl AgentState {

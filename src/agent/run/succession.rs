@@ -1,10 +1,11 @@
 //! Applying a succession at the end of a turn: `exec` (become another profile, or enter a
 //! machine at its entry state) and `transition_state` (move the machine on). Both are the
 //! same operation over the modules: present in both profiles → transferred and re-resolved;
-//! held but off in the successor → dropped, contents deleted; new to the successor → fresh.
+//! held but off in the successor → dropped, its object released; new to the successor → fresh.
 //! The successor is a new incarnation (fresh agent id, parented to the one before) in the
 //! same process: same pid, depth and slot, one return value.
 
+use super::drops::shared_memories_note;
 use super::error::AgentError;
 use super::program::Agent;
 use super::start::{new_agent_id, resolve_target};
@@ -56,7 +57,16 @@ impl Agent {
             }),
             _ => prompt,
         };
-        let note = opening_note(&moves, &profile, &predecessor, entered, prompt.as_deref());
+        let mut note = opening_note(&moves, &profile, &predecessor, entered, None);
+        let held_shared = self.state.memory_link.as_ref().is_some_and(|l| l.profile_bound);
+        let scope = successor.capabilities().memories().map(|m| m.scope());
+        if let Some(memories) = shared_memories_note(held_shared, scope, &profile, &predecessor) {
+            note.push_str(&memories);
+        }
+        if let Some(prompt) = prompt.as_deref().filter(|p| !p.is_empty()) {
+            note.push_str("\n\n");
+            note.push_str(prompt);
+        }
         let entered_machine = entered.is_some();
         let opening = Message::note(note);
         // What the successor inherits: the window before its opening note.
@@ -82,18 +92,9 @@ impl Agent {
         self.state.machine = machine.clone();
         self.state.costs.push(IncarnationCost { agent_id, profile: profile.clone(), ..Default::default() });
         self.incarnation_turns = 0;
-        // The memories object follows the module table: a dropped module's object is emptied
-        // (at the checkpoint for an own one), a fresh one is created.
-        if self.state.modules.memories.is_none() {
-            if let Some(link) = self.state.memory_link.take()
-                && link.owned
-                && let Ok(oid) = link.oid.parse()
-            {
-                super::persist::put_oid(&self.ctx, oid, serde_json::Value::Null).await?;
-            }
-        } else {
-            self.link_memories().await?;
-        }
+        // The objects follow the module table: a dropped module's is released once the
+        // checkpoint naming the successor commits; memories are re-linked by scope.
+        self.let_go_at_exec(&moves).await?;
         let brain = self.profile()?.brain().as_str().to_string();
         self.brain = self.make_brain(&brain)?;
         let via = match kind {

@@ -46,6 +46,13 @@ pub enum ObjectChange {
         /// The object.
         oid: Oid,
     },
+    /// Removes a name from a process namespace (the object and any handle stay).
+    RemoveName {
+        /// The process.
+        pid: Pid,
+        /// The name.
+        name: String,
+    },
     /// Adds a root to a process's memory view.
     PutRoot {
         /// The process.

@@ -20,7 +20,8 @@ impl ObjectSpace {
     ///   clearance, and never has its own result as a root or a name;
     /// - an object is of kind `process_result` exactly when a `ProcessResult` owns it, and a
     ///   process has at most one;
-    /// - every object owned by a process whose memory is collected is released.
+    /// - every object owned by a process whose memory is collected is released;
+    /// - a profile key owns at most one live object (its one instance).
     pub fn check(&self) -> Result<(), InvariantViolation> {
         self.check_indexes()?;
         self.check_handles()?;
@@ -145,6 +146,13 @@ impl ObjectSpace {
         for (owner, oids) in &self.by_owner {
             if matches!(owner, Owner::ProcessResult(_)) && oids.len() > 1 {
                 return broken(format!("{owner} owns {} result objects", oids.len()));
+            }
+            if matches!(owner, Owner::Profile(_)) {
+                let live =
+                    oids.iter().filter(|oid| self.objects.get(oid).is_some_and(|o| !o.released)).count();
+                if live > 1 {
+                    return broken(format!("{owner} owns {live} live instances"));
+                }
             }
         }
         Ok(())

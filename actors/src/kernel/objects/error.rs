@@ -124,6 +124,34 @@ pub enum ObjectError {
         /// The name.
         name: String,
     },
+    /// The name is not bound in the namespace.
+    #[error("{pid} binds no object to the name {name:?}")]
+    UnknownName {
+        /// The process.
+        pid: Pid,
+        /// The name.
+        name: String,
+    },
+    /// A profile-bound instance's key outside the namespace of the image the binder runs.
+    #[error(
+        "profile instance key {key:?} is outside image {image:?}'s namespace; a process binds only keys that begin with its own image id and a slash"
+    )]
+    ProfileKeyOutsideImage {
+        /// The key as given.
+        key: String,
+        /// The binder's image.
+        image: String,
+    },
+    /// A process asked to drop its own goal, which is always one of its roots.
+    #[error(
+        "object {oid} is {pid}'s goal; a goal lives as long as its process's memory and cannot be dropped"
+    )]
+    GoalNotDroppable {
+        /// The process.
+        pid: Pid,
+        /// Its goal.
+        oid: Oid,
+    },
     /// The name is empty or too long.
     #[error("invalid name {name:?}: {reason}")]
     InvalidName {
@@ -223,6 +251,9 @@ impl ObjectError {
             | ObjectError::RootGoalNotCleared { .. } => "flow_denied",
             ObjectError::ClearanceExceeds { .. } => "clearance_exceeds",
             ObjectError::NameTaken { .. } => "name_taken",
+            ObjectError::UnknownName { .. } => "unknown_name",
+            ObjectError::ProfileKeyOutsideImage { .. } => "profile_key_outside_image",
+            ObjectError::GoalNotDroppable { .. } => "goal_not_droppable",
             ObjectError::InvalidName { .. } => "invalid_name",
             ObjectError::InvalidLabel { .. } => "invalid_label",
             ObjectError::InvalidSkill { .. } => "invalid_skill",

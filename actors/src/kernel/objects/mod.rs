@@ -16,6 +16,8 @@
 //! [`IdSource`](crate::kernel::ids::IdSource), and only once an operation is approved.
 //!
 //! - [`access`]: `create`, `read`, `write`, `delegate`.
+//! - [`binding`]: profile-bound instances (one object per key), unbinding a name, dropping an
+//!   object (released by its owner, let go of by any other holder).
 //! - [`view`]: root, spawn and fork views (the fork modes, root selection, names).
 //! - [`skills`]: skill snapshots and their projection into a child.
 //! - [`result`]: the PROCESS_RESULT object and the handle a wait grants.
@@ -25,6 +27,7 @@
 //! The design note is `docs/object-memory.md`.
 
 pub mod access;
+pub mod binding;
 pub mod change;
 mod check;
 pub mod error;
@@ -37,6 +40,7 @@ pub mod space;
 pub mod view;
 
 pub use access::{CreatePlan, CreateRequest, ReadPlan};
+pub use binding::{DropPlan, ProfileBindPlan, ProfileBindRequest};
 pub use change::ObjectChange;
 pub use error::{InvariantViolation, ObjectError};
 pub use merge::{MergePlan, ReleasePlan, SkipReason, Skipped};

@@ -171,6 +171,13 @@ impl ObjectSpace {
                 }
                 self.names_by_oid.entry((pid, oid)).or_default().insert(name);
             }
+            ObjectChange::RemoveName { pid, name } => {
+                if let Some(memory) = self.processes.get_mut(&pid)
+                    && let Some(old) = memory.namespace.remove(&name)
+                {
+                    Self::unindex_name(&mut self.names_by_oid, pid, old, &name);
+                }
+            }
             ObjectChange::PutRoot { pid, oid } => {
                 self.processes.entry(pid).or_default().roots.insert(oid);
             }

@@ -70,6 +70,9 @@ impl ProcessActor {
             Call::ListObjects => self.list_objects(state),
             Call::CheckpointObject { target } => self.checkpoint_object(state, target).await,
             Call::LoadSkills(skills) => self.load_skills(state, skills).await,
+            Call::BindProfileObject(request) => self.bind_profile_object(state, request).await,
+            Call::UnbindName { name } => self.unbind_name(state, name).await,
+            Call::DropObject { target } => self.drop_object(state, target).await,
             Call::DelegateObject { target, to, rights } => {
                 self.delegate_object(state, target, to, rights).await
             }

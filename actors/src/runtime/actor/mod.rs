@@ -10,6 +10,7 @@
 //! told to another actor. A terminal process first ends its live children, then commits its
 //! own outcome, then tells its parent ([`ProcessMsg::ChildEnded`]), then stops its actor.
 
+mod binding;
 mod calls;
 mod lifecycle;
 mod mailbox;

@@ -298,7 +298,7 @@ pub(crate) fn release_children(stage: &mut Stage<'_>, parent: Pid, children: &[P
     }
 }
 
-fn resolve(space: &ObjectSpace, me: Pid, target: &ObjectTarget) -> Result<Oid, ToolError> {
+pub(super) fn resolve(space: &ObjectSpace, me: Pid, target: &ObjectTarget) -> Result<Oid, ToolError> {
     match target {
         ObjectTarget::Oid(oid) => Ok(*oid),
         ObjectTarget::Name(name) => {

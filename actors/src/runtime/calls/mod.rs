@@ -17,8 +17,9 @@ mod batch;
 mod objects;
 pub use batch::{BATCH_ENDED, BatchRule, suspended};
 pub use objects::{
-    CreateObject, ForkRequest, HandleView, LaunchView, MemoryReport, MergeResult, ObjectCreated,
-    ObjectDelegated, ObjectTarget, ObjectView, ObjectWritten, OwnedObject, SkillsLoaded,
+    BindProfileObject, CreateObject, ForkRequest, HandleView, LaunchView, MemoryReport, MergeResult,
+    NameUnbound, ObjectCreated, ObjectDelegated, ObjectDropped, ObjectTarget, ObjectView, ObjectWritten,
+    OwnedObject, ProfileBound, SkillsLoaded,
 };
 
 /// A call from a process to the kernel.
@@ -93,6 +94,23 @@ pub enum Call {
         /// The rights to give (never empty); they add to any handle the child has.
         rights: crate::kernel::objects::ObjectRights,
     },
+    /// Binds the profile-bound instance of a key in the caller's namespace, making it (with a
+    /// durable payload) on the first bind. A program's bookkeeping, not a tool: the key is
+    /// the program's choice, within its own image's namespace.
+    BindProfileObject(BindProfileObject),
+    /// Removes a name from the caller's namespace; the object and the caller's handle stay.
+    /// A program's bookkeeping, not a tool.
+    UnbindName {
+        /// The name.
+        name: String,
+    },
+    /// Drops an object the caller no longer uses: released (every handle revoked) if the
+    /// caller owns it, else only the caller's handle and names go. A program's bookkeeping,
+    /// not a tool.
+    DropObject {
+        /// The object.
+        target: ObjectTarget,
+    },
     /// `load_skills`: replaces the caller's loaded skill snapshot.
     LoadSkills(Vec<crate::kernel::objects::Skill>),
     /// `send_process_message`.
@@ -144,6 +162,9 @@ impl Call {
             Call::ListObjects => "list_objects",
             Call::CheckpointObject { .. } => "checkpoint_object",
             Call::DelegateObject { .. } => "delegate_object",
+            Call::BindProfileObject(_) => "bind_profile_object",
+            Call::UnbindName { .. } => "unbind_name",
+            Call::DropObject { .. } => "drop_object",
             Call::LoadSkills(_) => "load_skills",
             Call::Send(_) | Call::SendKeyed { .. } => "send_process_message",
             Call::Read { .. } => "read_process_messages",
@@ -160,9 +181,17 @@ impl Call {
     }
 
     /// Whether the call counts against the `tool_calls` budget. Bookkeeping calls (charge,
-    /// checkpoint) and the final exit do not.
+    /// checkpoint, binding and dropping a program's objects) and the final exit do not.
     pub fn counts_as_tool_call(&self) -> bool {
-        !matches!(self, Call::Exit { .. } | Call::Charge(_) | Call::Checkpoint(_))
+        !matches!(
+            self,
+            Call::Exit { .. }
+                | Call::Charge(_)
+                | Call::Checkpoint(_)
+                | Call::BindProfileObject(_)
+                | Call::UnbindName { .. }
+                | Call::DropObject { .. }
+        )
     }
 }
 
@@ -184,6 +213,12 @@ pub enum CallOk {
     SkillsLoaded(SkillsLoaded),
     /// From `delegate_object`.
     Delegated(ObjectDelegated),
+    /// From binding a profile-bound instance.
+    Bound(ProfileBound),
+    /// From unbinding a name.
+    Unbound(NameUnbound),
+    /// From dropping an object.
+    Dropped(ObjectDropped),
     /// From `list_child_processes`.
     Listed(ChildList),
     /// From `wait_child_process`.

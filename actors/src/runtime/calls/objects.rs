@@ -227,6 +227,42 @@ pub struct ObjectDelegated {
     pub rights: Vec<String>,
 }
 
+/// Binding a profile-bound instance: the one object owned by `Profile(key)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindProfileObject {
+    /// The instance's key, `<image>/<rest>` where `<image>` is the caller's image id.
+    pub key: String,
+    /// The name to bind it to in the caller's namespace.
+    pub name: String,
+    /// The payload it starts with when this bind makes it (durable, as every later write).
+    pub initial: serde_json::Value,
+}
+
+/// The result of binding a profile-bound instance.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ProfileBound {
+    /// The instance.
+    pub oid: Oid,
+    /// Whether this bind made it.
+    pub created: bool,
+}
+
+/// The result of unbinding a name.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct NameUnbound {
+    /// The object the name was bound to.
+    pub oid: Oid,
+}
+
+/// The result of dropping an object.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ObjectDropped {
+    /// The object.
+    pub oid: Oid,
+    /// Whether it was released (the caller owned it), rather than only let go of.
+    pub released: bool,
+}
+
 /// The result of `load_skills`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SkillsLoaded {

@@ -93,6 +93,7 @@ const PUT_MEMORY: &str = "INSERT INTO object_memory (pid, goal, clearance, conte
      context = excluded.context, skills = excluded.skills, collection = excluded.collection";
 
 const DELETE_NAMES: &str = "DELETE FROM object_names WHERE pid = ?1";
+const DELETE_NAME: &str = "DELETE FROM object_names WHERE pid = ?1 AND name = ?2";
 
 const DELETE_ROOTS: &str = "DELETE FROM object_roots WHERE pid = ?1";
 
@@ -256,6 +257,9 @@ fn apply_object(conn: &Connection, change: &ObjectChange) -> Result<(), ApplyErr
         ObjectChange::PutName { pid, name, oid } => {
             ensure_memory(conn, *pid)?;
             conn.prepare_cached(UPSERT_NAME)?.execute(params![pid.to_string(), name, oid.to_string()])?;
+        }
+        ObjectChange::RemoveName { pid, name } => {
+            conn.prepare_cached(DELETE_NAME)?.execute(params![pid.to_string(), name])?;
         }
         ObjectChange::PutRoot { pid, oid } => {
             ensure_memory(conn, *pid)?;

@@ -3,8 +3,8 @@
 //! machine states) is `profiles.rs`'s.
 
 use super::super::capability::{
-    Capability, CapabilitySet, ChildProcesses, Memories, ProgramLibrary, RawCapabilities, RawEntry,
-    Switchable,
+    Capability, CapabilitySet, ChildProcesses, Memories, MemoryScope, ProgramLibrary, RawCapabilities,
+    RawEntry, Switchable,
 };
 use super::ids::Index;
 use super::{Problems, listing};
@@ -212,13 +212,13 @@ fn check_memories(raw: &RawCapabilities, path: &str, problems: &mut Problems) ->
     match entry.table().and_then(|t| t.scope) {
         Some(scope) => Some(Memories { scope }),
         None => {
+            let scopes: Vec<String> =
+                MemoryScope::ALL.iter().map(|s| format!("`{}` ({})", s.as_str(), s.meaning())).collect();
             problems.push(
                 format!("{path}.memories.scope"),
                 ProblemCode::MissingField,
                 Some(Capability::Memories),
-                "memories need a `scope`: `isolated` (a fork gets its own copy), `shared` (one instance \
-                 per profile), `inherited` (a fork is linked to its forker's, read/write) or `read-only` \
-                 (linked, and the fork may not write)",
+                format!("memories need a `scope`: {}", scopes.join("; ")),
             );
             None
         }
