@@ -259,6 +259,14 @@ impl Agent {
             .await?;
             records.push(call_record(call, answer));
             let result = result + &self.repetition_warning().unwrap_or_default();
+            let pid = self.ctx.pid().to_string();
+            self.host.telemetry.answered(
+                &pid,
+                &self.state.agent_id,
+                turn_no,
+                (&call.id, &call.name),
+                &result,
+            );
             self.window.push(Message::tool_result(call.id.clone(), result))?;
         }
         self.after_calls(malformed)?;

@@ -26,6 +26,7 @@
 //! [`EVENTS_FILE`] in a state directory, which `agentvisor events` reads. [`read_jsonl`] and
 //! [`EventFileReader`] read it back. `docs/telemetry.md` lists the events and their fields.
 
+mod answered;
 mod bound;
 mod error;
 mod event;
@@ -37,6 +38,7 @@ mod summary;
 #[expect(clippy::module_inception, reason = "the type is the module's subject")]
 mod telemetry;
 
+pub use answered::CallAnswered;
 pub use bound::{cap_text, cap_value};
 pub use error::TelemetryError;
 pub use event::{AgentEvent, CallError, CallRecord, EventRecord, ModuleMoveRecord, SpawnVia, TransitionKind};
