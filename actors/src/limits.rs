@@ -113,9 +113,9 @@ pub const QUOTED_INPUT_CHARS_MAX: usize = 64;
 /// The first [`QUOTED_INPUT_CHARS_MAX`] characters of `input`, and its full length in
 /// characters when that cut it.
 pub fn excerpt_parts(input: &str) -> (&str, Option<usize>) {
-    match input.char_indices().nth(QUOTED_INPUT_CHARS_MAX) {
-        None => (input, None),
-        Some((end, _)) => (&input[..end], Some(input.chars().count())),
+    match crate::text::prefix_chars(input, QUOTED_INPUT_CHARS_MAX) {
+        (all, None) => (all, None),
+        (kept, Some(_)) => (kept, Some(input.chars().count())),
     }
 }
 
