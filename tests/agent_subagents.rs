@@ -196,3 +196,29 @@ async fn a_subagent_or_fork_without_a_prompt_is_refused_and_nothing_launches() {
         .expect("read");
     assert!(children.is_empty(), "no child process at all: {children:?}");
 }
+
+#[tokio::test]
+async fn a_huge_agent_id_or_prompt_is_refused_in_words_of_bounded_length() {
+    let lead = vec![
+        ScriptedTurn::call("spawn_subagent", json!({"agent": "w".repeat(100_000), "prompt": "help"}))
+            .with_call("spawn_subagent", json!({"agent": "worker", "prompt": "p".repeat(100_000)}))
+            .with_call("fork", json!({"prompt": "p".repeat(100_000)})),
+        ScriptedTurn::text("nobody to help").expect_tool_result("not_on_roster"),
+    ];
+    let host = host(FORKS, Scripts::new().with("lead", lead));
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    let refused = refusals(&host, pid);
+    let codes: Vec<&str> = refused.iter().map(|(_, code, _)| code.as_str()).collect();
+    assert_eq!(codes, ["not_on_roster", "invalid_arguments", "invalid_arguments"], "{refused:?}");
+    for (_, _, message) in &refused {
+        assert!(message.len() < 1_000, "bounded: {} bytes", message.len());
+    }
+    assert!(refused[0].2.contains("(100000 characters) is not on your roster"), "{}", refused[0].2);
+    for (_, _, message) in &refused[1..] {
+        assert!(message.starts_with("prompt: the prompt is 100000 bytes"), "{message}");
+        assert!(!message.contains("goal"), "speaks of the prompt: {message}");
+    }
+    assert!(spawned(&host).is_empty(), "no subagent launched");
+}
