@@ -882,3 +882,35 @@ fn a_check_with_one_problem_says_one_problem() {
     assert_eq!(report.problems().len(), 1, "{error}");
     assert!(error.to_string().contains("(1 problem)"), "{error}");
 }
+
+#[test]
+fn every_field_problem_is_reported_at_once_with_its_path_in_plain_words() {
+    let yaml = "brains:\n  - {id: b, kind: gemini}\nprofiles:\n  - {id: a, window_tokens: -1}\n  - {id: c, brian: b}\n  - just a string\nagents: []\n";
+    let Err(ParseError::Syntax { message, .. }) = parse_yaml(yaml) else {
+        panic!("must not parse: {yaml}");
+    };
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(lines.len(), 5, "one line per problem: {message}");
+    for (line, starts) in lines.iter().zip([
+        "brains[0].kind: ",
+        "profiles[0].window_tokens: invalid value: integer `-1`, expected a whole number, 0 or more",
+        "profiles[1].brian: unknown field `brian`",
+        "profiles[2]: invalid type: string \"just a string\", expected a mapping of fields",
+        "unknown field `agents`, expected one of `brains`, `profiles`",
+    ]) {
+        assert!(line.starts_with(starts), "{line:?} should start with {starts:?}");
+    }
+    for word in ["struct", "Raw", "u64", "u32", "enum "] {
+        assert!(!message.contains(word), "{word:?} leaked: {message}");
+    }
+
+    let toml =
+        "[[profiles]]\nid = \"a\"\nwindow_tokens = \"many\"\n\n[[profiles]]\nid = \"c\"\nbrian = \"b\"\n";
+    let Err(ParseError::Syntax { message, .. }) = parse_toml(toml) else {
+        panic!("must not parse: {toml}");
+    };
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(lines.len(), 2, "one line per problem: {message}");
+    assert!(lines[0].starts_with("profiles[0].window_tokens: invalid type: string \"many\""), "{message}");
+    assert!(lines[1].starts_with("profiles[1].brian: unknown field `brian`"), "{message}");
+}

@@ -154,3 +154,71 @@ async fn an_interrupt_to_a_child_is_shown_as_an_interrupt() {
     let line = format!("interrupt message from {lead}: for the child");
     assert!(window.iter().any(|t| t.contains(&line)), "{window:?}");
 }
+
+#[tokio::test]
+async fn a_subagent_or_fork_without_a_prompt_is_refused_and_nothing_launches() {
+    let lead = vec![
+        ScriptedTurn::call("spawn_subagent", json!({"agent": "worker"}))
+            .with_call("spawn_subagent", json!({"agent": "worker", "prompt": ""}))
+            .with_call("spawn_subagent", json!({"agent": "worker", "prompt": " \n\t"}))
+            .with_call("fork", json!({"prompt": "  "}))
+            .with_call("fork", json!({})),
+        ScriptedTurn::text("nobody to help").expect_tool_result("invalid_arguments"),
+    ];
+    let host = host(FORKS, Scripts::new().with("lead", lead));
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    let refused = refusals(&host, pid);
+    let codes: Vec<(&str, &str)> =
+        refused.iter().map(|(tool, code, _)| (tool.as_str(), code.as_str())).collect();
+    assert_eq!(
+        codes,
+        [
+            ("spawn_subagent", "invalid_arguments"),
+            ("spawn_subagent", "invalid_arguments"),
+            ("spawn_subagent", "invalid_arguments"),
+            ("fork", "invalid_arguments"),
+            ("fork", "invalid_arguments"),
+        ],
+        "{refused:?}"
+    );
+    for (_, _, message) in &refused {
+        assert!(message.contains("prompt"), "the refusal names the field: {message}");
+    }
+    assert!(spawned(&host).is_empty(), "no subagent launched");
+    let children = runtime
+        .processes(agentvisor::actors::store::ProcessQuery {
+            parent: Some(pid),
+            include_terminal: true,
+            ..Default::default()
+        })
+        .expect("read");
+    assert!(children.is_empty(), "no child process at all: {children:?}");
+}
+
+#[tokio::test]
+async fn a_huge_agent_id_or_prompt_is_refused_in_words_of_bounded_length() {
+    let lead = vec![
+        ScriptedTurn::call("spawn_subagent", json!({"agent": "w".repeat(100_000), "prompt": "help"}))
+            .with_call("spawn_subagent", json!({"agent": "worker", "prompt": "p".repeat(100_000)}))
+            .with_call("fork", json!({"prompt": "p".repeat(100_000)})),
+        ScriptedTurn::text("nobody to help").expect_tool_result("not_on_roster"),
+    ];
+    let host = host(FORKS, Scripts::new().with("lead", lead));
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    let refused = refusals(&host, pid);
+    let codes: Vec<&str> = refused.iter().map(|(_, code, _)| code.as_str()).collect();
+    assert_eq!(codes, ["not_on_roster", "invalid_arguments", "invalid_arguments"], "{refused:?}");
+    for (_, _, message) in &refused {
+        assert!(message.len() < 1_000, "bounded: {} bytes", message.len());
+    }
+    assert!(refused[0].2.contains("(100000 characters) is not on your roster"), "{}", refused[0].2);
+    for (_, _, message) in &refused[1..] {
+        assert!(message.starts_with("prompt: the prompt is 100000 bytes"), "{message}");
+        assert!(!message.contains("goal"), "speaks of the prompt: {message}");
+    }
+    assert!(spawned(&host).is_empty(), "no subagent launched");
+}

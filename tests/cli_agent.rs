@@ -167,6 +167,21 @@ fn a_refused_configuration_launches_nothing() {
 }
 
 #[test]
+fn a_prompt_too_long_is_refused_as_a_prompt_and_launches_nothing() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+    // Under the largest single argument the OS passes (128 KiB), over what a launch holds.
+    let prompt = "p".repeat(100_000);
+    let out = agentvisor(&state, &["agent", "examples/agents/swarm.yaml", "lead", &prompt]);
+    let stderr = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("the prompt is 100000 bytes; at most"), "{stderr}");
+    assert!(stderr.contains("shorten the prompt"), "{stderr}");
+    assert!(!stderr.contains("goal"), "speaks of the prompt: {stderr}");
+    assert!(stderr.len() < 1_000, "the prompt is not echoed: {} bytes", stderr.len());
+}
+
+#[test]
 fn budget_flags_cap_the_root_and_bad_ones_launch_nothing() {
     let work = tempfile::tempdir().expect("tempdir");
     let state = work.path().join("state");

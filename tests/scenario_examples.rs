@@ -59,6 +59,7 @@ async fn every_example_scenario_completes_with_every_expectation_holding() {
         "agent_exec_fork",
         "agent_processes",
         "code_path",
+        "agent_subagent_wait",
     ] {
         assert!(
             files.iter().any(|f| f.file_stem().is_some_and(|s| s == required)),
@@ -237,4 +238,17 @@ async fn agent_configurations_are_checked_before_anything_runs() {
         err.to_string().contains("steps[0] (spawn_agent): agent steps need an agent configuration"),
         "{err}"
     );
+}
+
+/// A turn that suspends on `wait_for_subagents` is seen as suspended however fast the
+/// suspension commits, and prints the results of the calls before the wait: run many times,
+/// the scenario never hangs and always binds the subagent it started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_suspending_on_wait_for_subagents_is_seen_every_time() {
+    let text = std::fs::read_to_string(examples_dir().join("agent_subagent_wait.json")).expect("the example");
+    for run_no in 0..30 {
+        let (summary, lines) = run_in(&text, None, &examples_dir()).await;
+        let summary = summary.unwrap_or_else(|e| panic!("run {run_no}: {e}: {lines:#?}"));
+        assert!(summary.passed(), "run {run_no}: {summary}: {lines:#?}");
+    }
 }

@@ -113,6 +113,25 @@ async fn errors_quote_a_bounded_part_of_a_huge_input() {
 }
 
 #[tokio::test]
+async fn a_value_of_the_wrong_type_is_not_echoed_whole() {
+    let rt = runtime().await;
+    let me = root(&rt).await;
+    let huge = "x".repeat(100_000);
+    let out = dispatch_as(
+        &rt,
+        me,
+        "spawn_child_process",
+        json!({"goal": "g", "resource_budget": {"tokens": huge}}),
+    )
+    .await;
+    assert_eq!(code(&out), "invalid_arguments", "{out}");
+    let message = out["error"]["message"].as_str().expect("message");
+    assert!(message.starts_with("resource_budget.tokens: invalid type"), "the field comes first: {message}");
+    assert!(message.len() < 1_000, "{} bytes", message.len());
+    rt.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test]
 async fn checkpointing_an_object_that_never_existed_is_unknown_object() {
     let rt = runtime().await;
     let me = root(&rt).await;
@@ -136,11 +155,18 @@ async fn a_skill_may_allow_only_tools_the_image_offers() {
         &rt,
         me,
         "load_skills",
-        json!({"skills": [{"name": "web", "allowed_tools": ["browse_the_web"]}]}),
+        json!({"skills": [
+            {"name": "web", "allowed_tools": ["browse_the_web", "spawn_child_process"]},
+            {"name": "mail", "allowed_tools": ["send_email"]}
+        ]}),
     )
     .await;
     assert_eq!(code(&out), "tool_not_offered", "{out}");
-    assert!(out["error"]["message"].as_str().expect("message").contains("browse_the_web"), "{out}");
+    let message = out["error"]["message"].as_str().expect("message");
+    for named in ["\"browse_the_web\" (skill \"web\")", "\"send_email\" (skill \"mail\")"] {
+        assert!(message.contains(named), "every tool no image offers is named: {message}");
+    }
+    assert!(!message.contains("spawn_child_process"), "an offered tool is not: {message}");
     let listed = dispatch_as(&rt, me, "list_objects", json!({})).await;
     assert_eq!(listed["skills"], json!([]), "nothing was loaded: {listed}");
     let ok = dispatch_as(

@@ -16,6 +16,7 @@ pub mod kernel;
 pub mod limits;
 pub mod runtime;
 pub mod store;
+pub mod text;
 
 pub use kernel::ids::{Epoch, GrantId, ImageId, Oid, Pid};
 pub use kernel::status::{Outcome, Status, WaitState};

@@ -110,12 +110,22 @@ pub const SKILL_NAME_BYTES_MAX: usize = 256;
 /// never a huge input echoed back whole.
 pub const QUOTED_INPUT_CHARS_MAX: usize = 64;
 
+/// Most tools a `load_skills` refusal names one by one (each quoted in part); it counts the
+/// rest. A skill may list [`SKILL_TOOLS_MAX`] tools and a call [`SKILLS_MAX`] skills, so
+/// naming them all could make a refusal of megabytes.
+pub const UNOFFERED_TOOLS_NAMED_MAX: usize = 16;
+
+/// Longest detail a parser's own message adds to an error, in bytes. A deserializer's message
+/// may quote the value it could not read (`invalid type: string "…"`), which can be as large
+/// as the input; the field it names and what it expected come first and fit.
+pub const ERROR_DETAIL_BYTES_MAX: usize = 512;
+
 /// The first [`QUOTED_INPUT_CHARS_MAX`] characters of `input`, and its full length in
 /// characters when that cut it.
 pub fn excerpt_parts(input: &str) -> (&str, Option<usize>) {
-    match input.char_indices().nth(QUOTED_INPUT_CHARS_MAX) {
-        None => (input, None),
-        Some((end, _)) => (&input[..end], Some(input.chars().count())),
+    match crate::text::prefix_chars(input, QUOTED_INPUT_CHARS_MAX) {
+        (all, None) => (all, None),
+        (kept, Some(_)) => (kept, Some(input.chars().count())),
     }
 }
 

@@ -109,6 +109,24 @@ pub const DEFAULT_ROOT_BUDGET: crate::agent::config::AgentBudget = crate::agent:
     turns: Some(500),
 };
 
+/// Longest assistant text a window records, in bytes. Past it the text is cut on a character
+/// boundary and ends with a note saying how much was cut (`… [N bytes cut: …]`), which the
+/// model reads on its next turn. The largest output a model is announced to write in one
+/// turn, 128k tokens, is about 512 KiB of text; the bound is that, and it keeps a turn well
+/// inside the checkpoint that carries the window's newest items inline
+/// ([`CHECKPOINT_BYTES_MAX`](crate::actors::limits::CHECKPOINT_BYTES_MAX), 16 MiB), so a
+/// runaway answer costs the agent the end of its text, not its life. Below a result's bound
+/// too, so a turn that ends the session with its text always makes a result.
+pub const ASSISTANT_TEXT_BYTES_MAX: usize = 512 * 1024;
+
+/// Largest assistant message a window records, text and calls (id, name and arguments as
+/// JSON) together, in bytes. A call that would take the message past it is recorded with its
+/// arguments left out and answered `arguments_too_large` without running. A quarter of the
+/// checkpoint bound leaves room for the turn's results and the rest of the tail, and fits
+/// several calls at the largest argument a tool takes (an object payload of
+/// [`OBJECT_BYTES_MAX`](crate::actors::limits::OBJECT_BYTES_MAX), 1 MiB).
+pub const ASSISTANT_MESSAGE_BYTES_MAX: usize = 4 * 1024 * 1024;
+
 /// Longest piece of what the model said and did that an agent event carries, in characters:
 /// a turn's assistant text, one call's arguments, its result or its refusal's message (a JSON
 /// value is measured as its JSON text). Past it the text is cut and ends with a marker naming

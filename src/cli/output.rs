@@ -172,13 +172,7 @@ pub(crate) fn wait_word(row: &ProcessRow) -> String {
 
 /// Clips text for a table cell.
 pub(crate) fn cell(text: &str, width: usize) -> String {
-    let text = text.replace('\n', " ");
-    if text.chars().count() <= width {
-        return text;
-    }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    agentvisor::actors::text::excerpt_chars(&text.replace('\n', " "), width)
 }
 
 /// Rows by parent, in creation order.

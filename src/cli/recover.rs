@@ -137,7 +137,7 @@ fn evidence(rt: &Runtime, pid: Pid) -> anyhow::Result<String> {
     let children =
         rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
     let live = children.iter().filter(|c| !c.status.is_terminal()).count();
-    let goal: String = row.goal.chars().take(60).collect();
+    let goal = agentvisor::actors::text::prefix_chars(&row.goal, 60).0;
     Ok(format!(
         "{} {} [{}] {goal:?}: {checkpoint}{}; {} children launched ({live} live), {} unread messages; effects since the checkpoint may have happened",
         short_pid(pid),

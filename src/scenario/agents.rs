@@ -7,7 +7,9 @@
 //! driver's notification, the kernel's terminal wait and kernel telemetry, never a timer — for
 //! whichever comes first: the same process asking for its next turn (whose window tail holds
 //! the tool results), its end (the results are read back from its last checkpoint), or its
-//! suspension on a wait (a `wait_for_subagents`, or a `finish` waiting for its turn's forks).
+//! suspension on a wait (a `wait_for_subagents`, or a `finish` waiting for its turn's forks),
+//! when the results printed are those of the calls answered before it, sent live by the
+//! telemetry ([`CallAnswered`]) to a subscription taken before the turn was answered.
 
 use super::error::ScenarioError;
 use super::format::{AgentEventsStep, AgentTurnStep, SpawnAgentStep};
@@ -23,13 +25,13 @@ use crate::actors::runtime::telemetry::KernelEvent;
 use crate::agent::brain::{AssistantMessage, DrivenBrains, DrivenDriver, Message, ToolCall, TurnAsk};
 use crate::agent::config::load_path;
 use crate::agent::run::{AGENT_IMAGE, AgentHost, AgentState};
-use crate::agent::telemetry::Telemetry;
+use crate::agent::telemetry::{CallAnswered, Telemetry};
 use crate::agent::window::{ChunkStore, MemoryChunkStore, SqliteChunkStore, Window};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 /// The chunk store's file in a state directory (the one `agentvisor agent` uses).
 const WINDOWS_FILE: &str = "windows.sqlite";
@@ -110,6 +112,26 @@ fn read_tail(tail: &[Message], calls: &[(String, String)]) -> (Vec<Value>, Vec<V
         }
     }
     (results, notes)
+}
+
+/// The tool results of `calls` that `pid` answered, as tool messages, from the answers sent
+/// so far (a lagged subscription skips what it missed).
+fn answered_before(
+    answers: &mut tokio::sync::broadcast::Receiver<CallAnswered>,
+    pid: Pid,
+    calls: &[(String, String)],
+) -> Vec<Message> {
+    let pid = pid.to_string();
+    let mut results = Vec::new();
+    loop {
+        match answers.try_recv() {
+            Ok(a) if a.pid == pid && calls.iter().any(|(id, _)| *id == a.call_id) => {
+                results.push(Message::Tool { tool_call_id: a.call_id, text: a.result });
+            }
+            Ok(_) | Err(TryRecvError::Lagged(_)) => {}
+            Err(TryRecvError::Empty | TryRecvError::Closed) => return results,
+        }
+    }
 }
 
 /// The tail of an ended process's last checkpointed window (the turn it ended on).
@@ -262,8 +284,10 @@ impl Runner<'_> {
             return refuse(self, "agent_ended", format!("{pid} ended ({status}) without asking for a turn"));
         };
         let asked = json!({ "agent_id": ask.agent_id, "profile": ask.profile, "tools": ask.tools });
-        // Subscribed before the answer, so that a suspension however fast is seen.
+        // Subscribed before the answer, so that a suspension however fast is seen, and so are
+        // the calls answered before it.
         let events = rt.subscribe();
+        let mut answers = self.rig(i)?.host.telemetry().subscribe_answered();
         if let Err(e) = ask.answer(AssistantMessage { text: s.text.clone(), tool_calls }) {
             return refuse(self, "turn_abandoned", e.to_string());
         }
@@ -282,9 +306,13 @@ impl Runner<'_> {
                 settle::until_parent_notified(&rt, pid).await;
                 (checkpointed_tail(&rt, &*rig.chunks, pid), true, false)
             }
-            // The turn's results are recorded when the wait completes: the next agent_turn as
-            // this process sees them in its window.
-            AfterTurn::Waiting => (Ok(Vec::new()), false, true),
+            // The turn is not whole until the wait completes, so its window holds nothing to
+            // read yet: the calls answered before the wait are those sent live (each before the
+            // next call ran, so before the suspension was seen).
+            AfterTurn::Waiting => {
+                let answered = answered_before(&mut answers, pid, &calls);
+                (Ok(answered), false, true)
+            }
         };
         match tail {
             Ok(tail) => {

@@ -3,6 +3,7 @@
 //! `archive_thread`, `read_archive`): their names, descriptions and typed arguments. Which of them a profile is offered, and what they do, is the agent layer's
 //! (`crate::agent::run`).
 
+use super::args::invalid;
 use super::dispatch::from_args;
 use super::spec::{ToolSpec, parameters_of};
 use crate::actors::runtime::calls::ToolError;
@@ -182,10 +183,18 @@ impl AgentTool {
     pub fn parse_args(self, args: Value) -> Result<AgentCall, ToolError> {
         Ok(match self {
             AgentTool::Finish => AgentCall::Finish(from_args(args)?),
-            AgentTool::SpawnSubagent => AgentCall::SpawnSubagent(from_args(args)?),
+            AgentTool::SpawnSubagent => {
+                let args: SpawnSubagentArgs = from_args(args)?;
+                required_prompt(&args.prompt, "the brief the subagent starts from")?;
+                AgentCall::SpawnSubagent(args)
+            }
             AgentTool::WaitForSubagents => AgentCall::WaitForSubagents(from_args(args)?),
             AgentTool::SendMessage => AgentCall::SendMessage(from_args(args)?),
-            AgentTool::Fork => AgentCall::Fork(from_args(args)?),
+            AgentTool::Fork => {
+                let args: ForkSelfArgs = from_args(args)?;
+                required_prompt(&args.prompt, "what the copy should do that you will not")?;
+                AgentCall::Fork(args)
+            }
             AgentTool::Exec => AgentCall::Exec(from_args(args)?),
             AgentTool::TransitionState => AgentCall::TransitionState(from_args(args)?),
             AgentTool::RunCode => AgentCall::RunCode(from_args(args)?),
@@ -194,6 +203,15 @@ impl AgentTool {
             AgentTool::ReadArchive => AgentCall::ReadArchive(from_args(args)?),
         })
     }
+}
+
+/// Refuses a required `prompt` that says nothing (empty or only whitespace): a child
+/// launched on it would start from no brief at all. `what` says what it should hold.
+fn required_prompt(prompt: &str, what: &str) -> Result<(), ToolError> {
+    if prompt.trim().is_empty() {
+        return Err(invalid("prompt", format!("it is empty; write {what}")));
+    }
+    Ok(())
 }
 
 impl std::fmt::Display for AgentTool {
@@ -244,7 +262,7 @@ pub struct FinishArgs {
 pub struct SpawnSubagentArgs {
     /// A profile or machine id on your roster.
     pub agent: String,
-    /// The brief it starts from.
+    /// The brief it starts from; not empty.
     pub prompt: String,
 }
 
@@ -277,7 +295,7 @@ pub struct SendMessageArgs {
 #[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForkSelfArgs {
-    /// What the copy should do that you will not.
+    /// What the copy should do that you will not; not empty.
     pub prompt: String,
 }
 

@@ -92,12 +92,16 @@ pub(crate) fn args_object(tool: &str, args: Value) -> Result<Value, ToolError> {
 pub(crate) fn from_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
     serde_path_to_error::deserialize::<_, T>(args).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
+        // The deserializer's message may quote the value it could not read, whole.
+        let detail = crate::actors::text::excerpt(
+            &e.into_inner().to_string(),
+            crate::actors::limits::ERROR_DETAIL_BYTES_MAX,
+        );
         if path == "." {
             // Missing and unknown fields at the top level name themselves.
-            ToolError::new(INVALID_ARGUMENTS, inner.to_string())
+            ToolError::new(INVALID_ARGUMENTS, detail)
         } else {
-            invalid(&path, inner)
+            invalid(&path, detail)
         }
     })
 }

@@ -298,14 +298,7 @@ impl Outcome {
 
 /// Cuts `text` to at most `max` bytes on a character boundary.
 pub fn clip(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text[..end].to_string()
+    crate::text::prefix(text, max).to_string()
 }
 
 /// A signal's schema is a plain string `enum` of the lowercase words, which every

@@ -140,15 +140,4 @@ impl BrainError {
     }
 }
 
-/// The start of `text`, at most `bytes_max` bytes cut on a character boundary, with `…` when
-/// something was cut.
-pub(crate) fn excerpt(text: &str, bytes_max: usize) -> String {
-    if text.len() <= bytes_max {
-        return text.to_string();
-    }
-    let mut end = bytes_max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
+pub(crate) use crate::actors::text::excerpt;

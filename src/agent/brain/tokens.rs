@@ -123,7 +123,7 @@ fn bytes_tokens(bytes: u64) -> u64 {
 }
 
 /// The length of a value's compact JSON, without building the string.
-fn json_len(value: &Value) -> u64 {
+pub(crate) fn json_len(value: &Value) -> u64 {
     struct Counter(u64);
     impl std::io::Write for Counter {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

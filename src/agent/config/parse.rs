@@ -1,8 +1,12 @@
 //! The file's top level, and loading it from YAML or TOML.
 //!
-//! Parsing refuses a text that is not a configuration (malformed, a field of the wrong type,
-//! a field the format does not have) at its first fault, as a [`ParseError`]. Everything
-//! else, required values left out included, is the launch check's to report, all at once.
+//! Parsing refuses a text that is not a configuration as a [`ParseError`]. A text that is not
+//! well-formed YAML or TOML stops at its first fault (nothing after it can be read). A
+//! well-formed one is read into a document first, and then each section and each entry of a
+//! list on its own, so that every field of the wrong type and every field the format does not
+//! have is reported at once, each on its own line with its path (`profiles[1].window_tokens:
+//! …`). Everything else, required values left out included, is the launch check's to report,
+//! all at once.
 
 use super::brain_ref::RawBrain;
 use super::check::check;
@@ -13,6 +17,8 @@ use super::profile::RawProfile;
 use super::words::plain_words;
 use crate::agent::limits::CONFIG_BYTES_MAX;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 use std::io::Read;
 use std::path::Path;
 
@@ -52,21 +58,111 @@ fn size_check(format: ConfigFormat, text: &str) -> Result<(), ParseError> {
 pub fn parse_yaml(text: &str) -> Result<AgentConfig, ParseError> {
     size_check(ConfigFormat::Yaml, text)?;
     let options = serde_saphyr::options! { strict_booleans: true };
-    serde_saphyr::from_str_with_options(text, options).map_err(|e| {
+    let document: Value = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let message = e.to_string();
         // serde-saphyr opens its messages with "error: "; ours already say so.
         let message = plain_words(message.strip_prefix("error: ").unwrap_or(&message).trim_end());
         ParseError::Syntax { format: ConfigFormat::Yaml, message }
-    })
+    })?;
+    from_document(ConfigFormat::Yaml, document)
 }
 
 /// Parses a TOML configuration without checking it.
 pub fn parse_toml(text: &str) -> Result<AgentConfig, ParseError> {
     size_check(ConfigFormat::Toml, text)?;
-    toml::from_str(text).map_err(|e| ParseError::Syntax {
+    let document: Value = toml::from_str(text).map_err(|e| ParseError::Syntax {
         format: ConfigFormat::Toml,
         message: plain_words(e.to_string().trim_end()),
-    })
+    })?;
+    from_document(ConfigFormat::Toml, document)
+}
+
+/// The top level's sections, in the order a refusal lists them.
+const SECTIONS: [&str; 5] = ["brains", "profiles", "machines", "default_budget", "telemetry"];
+
+/// Reads a well-formed document as a configuration, section by section and entry by entry,
+/// collecting every problem with its path.
+fn from_document(format: ConfigFormat, document: Value) -> Result<AgentConfig, ParseError> {
+    let mut top = match document {
+        Value::Object(top) => top,
+        // An empty file is an empty configuration, for the launch check to refuse.
+        Value::Null => Map::new(),
+        other => {
+            return Err(ParseError::Syntax {
+                format,
+                message: format!(
+                    "the top level is {}; expected a mapping of fields ({})",
+                    crate::tools::json_kind(&other),
+                    SECTIONS.join(", ")
+                ),
+            });
+        }
+    };
+    let mut problems = Vec::new();
+    let config = AgentConfig {
+        brains: entries(&mut top, "brains", &mut problems),
+        profiles: entries(&mut top, "profiles", &mut problems),
+        machines: entries(&mut top, "machines", &mut problems),
+        default_budget: section(&mut top, "default_budget", &mut problems),
+        telemetry: section(&mut top, "telemetry", &mut problems),
+    };
+    for key in top.keys() {
+        problems.push(format!(
+            "unknown field `{}`, expected one of {}",
+            crate::actors::limits::excerpt(key),
+            SECTIONS.map(|s| format!("`{s}`")).join(", ")
+        ));
+    }
+    if problems.is_empty() {
+        return Ok(config);
+    }
+    Err(ParseError::Syntax { format, message: problems.join("\n") })
+}
+
+/// The list `key`, each entry read on its own (an absent or empty one is empty).
+fn entries<T: DeserializeOwned>(
+    top: &mut Map<String, Value>,
+    key: &str,
+    problems: &mut Vec<String>,
+) -> Vec<T> {
+    match top.remove(key) {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, item)| read(item, &format!("{key}[{i}]"), problems))
+            .collect(),
+        Some(other) => {
+            problems.push(format!("{key}: expected a list, found {}", crate::tools::json_kind(&other)));
+            Vec::new()
+        }
+    }
+}
+
+/// The section `key`, if present.
+fn section<T: DeserializeOwned>(
+    top: &mut Map<String, Value>,
+    key: &str,
+    problems: &mut Vec<String>,
+) -> Option<T> {
+    match top.remove(key) {
+        None | Some(Value::Null) => None,
+        Some(value) => read(value, key, problems),
+    }
+}
+
+/// `value` read as a `T`, or its problem (at `at`, then the path inside it) added to `problems`.
+fn read<T: DeserializeOwned>(value: Value, at: &str, problems: &mut Vec<String>) -> Option<T> {
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| {
+            let path = e.path().to_string();
+            let said = plain_words(&crate::actors::text::excerpt(
+                &e.into_inner().to_string(),
+                crate::actors::limits::ERROR_DETAIL_BYTES_MAX,
+            ));
+            problems.push(if path == "." { format!("{at}: {said}") } else { format!("{at}.{path}: {said}") });
+        })
+        .ok()
 }
 
 /// Parses and checks a YAML configuration.

@@ -9,6 +9,11 @@
 pub fn plain_words(message: &str) -> String {
     let mut out = replace_type_names(message, "expected struct ", "expected a mapping of fields");
     out = replace_type_names(&out, "expected enum ", "expected one of the allowed values");
+    for (names, words) in NUMBER_WORDS {
+        for name in names {
+            out = replace_word(&out, &format!("expected {name}"), words);
+        }
+    }
     match out.find("budget breached: ") {
         Some(at) => {
             let (head, tail) = out.split_at(at);
@@ -17,6 +22,29 @@ pub fn plain_words(message: &str) -> String {
         }
         None => out,
     }
+}
+
+/// Rust's number types as a person who writes the file says them.
+const NUMBER_WORDS: [(&[&str], &str); 3] = [
+    (&["u8", "u16", "u32", "u64", "u128", "usize"], "expected a whole number, 0 or more"),
+    (&["i8", "i16", "i32", "i64", "i128", "isize"], "expected a whole number"),
+    (&["f32", "f64"], "expected a number"),
+];
+
+/// Replaces every `needle` that is a whole word (not followed by a letter, digit or `_`) with
+/// `words`.
+fn replace_word(message: &str, needle: &str, words: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(needle) {
+        let after = &rest[at + needle.len()..];
+        let whole = !after.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        out.push_str(&rest[..at]);
+        out.push_str(if whole { words } else { needle });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `1 problem`, `3 problems`.

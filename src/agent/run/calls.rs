@@ -20,7 +20,9 @@ use crate::actors::runtime::calls::{BatchRule, Call, SendRequest, ToolError};
 use crate::agent::brain::ToolCall;
 use crate::agent::telemetry::{AgentEvent, CallRecord};
 use crate::tools::agent::{SendMessageArgs, SpawnSubagentArgs, WaitForSubagentsArgs};
-use crate::tools::{AgentCall, AgentTool, NOT_OFFERED, ParsedCall, Tool, ToolName, UNKNOWN_TOOL, quote};
+use crate::tools::{
+    AgentCall, AgentTool, INVALID_ARGUMENTS, NOT_OFFERED, ParsedCall, Tool, ToolName, UNKNOWN_TOOL, quote,
+};
 use serde_json::{Value, json};
 
 /// What running one call of a turn came to.
@@ -280,7 +282,7 @@ impl Agent {
         let ids: Vec<&str> = profile.roster().iter().map(|t| t.as_str()).collect();
         Err(ToolError::new(
             "not_on_roster",
-            format!("{agent:?} is not on your roster; the ids on it are: [{}]", ids.join(", ")),
+            format!("{} is not on your roster; the ids on it are: [{}]", quote(agent), ids.join(", ")),
         ))
     }
 
@@ -298,9 +300,10 @@ impl Agent {
         Err(ToolError::new(
             "transition_not_allowed",
             format!(
-                "the machine {} does not move from {} to {to:?}; from {} it may move to: [{}]",
+                "the machine {} does not move from {} to {}; from {} it may move to: [{}]",
                 at.machine,
                 at.state,
+                quote(to),
                 at.state,
                 next.join(", ")
             ),
@@ -315,9 +318,11 @@ impl Agent {
     ) -> Result<Value, Dispatch> {
         self.check_roster(&args.agent)?;
         let launch = self.launch_below(args.agent.clone(), args.prompt);
+        let goal =
+            launch.checked_goal().map_err(|m| ToolError::new(INVALID_ARGUMENTS, format!("prompt: {m}")))?;
         let (restart, supervision) = self.host.restart_of(&launch.agent);
         let request = LaunchRequest {
-            goal: launch.to_goal(),
+            goal,
             image: Some(self.host.image_for(&launch.agent)),
             inherit_capabilities: self.host.launch_capabilities(&launch.agent),
             restart,

@@ -18,13 +18,14 @@ use crate::actors::Pid;
 use crate::actors::kernel::launch::LaunchRequest;
 use crate::actors::kernel::mailbox::MessageKind;
 use crate::actors::kernel::objects::{ForkMode, ObjectRights, RootSelection};
+use crate::actors::runtime::calls::ToolError;
 use crate::actors::runtime::calls::{Call, CreateObject, ForkRequest, ObjectTarget, SendRequest};
 use crate::agent::brain::Message;
 use crate::agent::config::MemoryScope;
 use crate::agent::modules::Modules;
 use crate::agent::telemetry::{AgentEvent, ContextSource, ModuleMoveRecord, SpawnVia, TransitionKind};
-use crate::tools::ToolName;
 use crate::tools::agent::ForkSelfArgs;
+use crate::tools::{INVALID_ARGUMENTS, ToolName};
 use serde_json::{Value, json};
 
 impl Agent {
@@ -47,9 +48,11 @@ impl Agent {
         };
         let mut launch = self.launch_below(self.state.profile.clone(), args.prompt.clone());
         launch.fork = Some(ForkOrigin { of_agent: self.state.agent_id.clone(), turn });
+        let goal =
+            launch.checked_goal().map_err(|m| ToolError::new(INVALID_ARGUMENTS, format!("prompt: {m}")))?;
         let request = ForkRequest {
             launch: LaunchRequest {
-                goal: launch.to_goal(),
+                goal,
                 inherit_capabilities: self.host.launch_capabilities(&launch.agent),
                 launch_key: Some(key.to_string()),
                 ..Default::default()

@@ -361,18 +361,7 @@ impl AgentHost {
                 message: format!("no profile or machine has the id {}", crate::tools::quote(agent)),
             });
         }
-        let goal = launch.to_goal();
-        if goal.len() > crate::actors::limits::GOAL_BYTES_MAX {
-            return Err(AgentError::BadLaunch {
-                message: format!(
-                    "the prompt is {} bytes; with the launch record around it, it must be \
-                     at most {} bytes ({} bytes left for the prompt here)",
-                    launch.prompt.len(),
-                    crate::actors::limits::GOAL_BYTES_MAX,
-                    crate::actors::limits::GOAL_BYTES_MAX.saturating_sub(goal.len() - launch.prompt.len())
-                ),
-            });
-        }
+        let goal = launch.checked_goal().map_err(|message| AgentError::BadLaunch { message })?;
         Ok(RootSpec {
             goal,
             image: self.image_for(agent),

@@ -71,6 +71,24 @@ impl AgentLaunch {
         serde_json::to_string(self).unwrap_or_default()
     }
 
+    /// The kernel goal text, or why the prompt does not fit in one: a goal holds at most
+    /// [`GOAL_BYTES_MAX`](crate::actors::limits::GOAL_BYTES_MAX) bytes, and the launch record
+    /// around the prompt takes part of them. The refusal speaks of the prompt, which is what
+    /// the launcher wrote.
+    pub fn checked_goal(&self) -> Result<String, String> {
+        let goal = self.to_goal();
+        let max = crate::actors::limits::GOAL_BYTES_MAX;
+        if goal.len() <= max {
+            return Ok(goal);
+        }
+        let record = goal.len().saturating_sub(self.prompt.len());
+        Err(format!(
+            "the prompt is {} bytes; at most {} bytes fit here (a launch holds {max} bytes, and              its record takes {record}); shorten the prompt",
+            self.prompt.len(),
+            max.saturating_sub(record),
+        ))
+    }
+
     /// Reads a goal back.
     pub fn from_goal(goal: &str) -> Result<AgentLaunch, AgentError> {
         serde_json::from_str(goal)

@@ -13,6 +13,7 @@
 //! - `memories.rs`: module calls and the memories object by scope; `inbox.rs`: messages.
 //! - `persist.rs`, `checkpoint.rs`: modules as kernel objects and the turn checkpoint.
 //! - `compact.rs`: compaction before a turn; `prompt.rs`: the system prompt slot.
+//! - `oversize.rs`: a turn's text and calls bounded before the window records them.
 //! - `state.rs`: the durable agent state; `launch.rs`: the goal document.
 
 mod archive;
@@ -30,6 +31,7 @@ mod host;
 mod inbox;
 mod launch;
 mod memories;
+mod oversize;
 pub mod persist;
 mod program;
 mod prompt;

@@ -225,12 +225,13 @@ impl Agent {
         let turn_no = self.window.next_turn();
         span.record("turn", turn_no);
         let offered = Arc::clone(&parts.tools);
-        let (turn, streamed) = self.think_watched(parts, turn_no).await?;
+        let (mut turn, streamed) = self.think_watched(parts, turn_no).await?;
         self.incarnation_turns += 1;
         self.charge_after_stream(&turn.usage, streamed).await?;
         if let Some(cost) = self.state.costs.last_mut() {
             cost.turns += 1;
         }
+        let bounded = super::oversize::bound_turn(&mut turn.message);
         let calls = turn.message.tool_calls.clone();
         let text = turn.message.text.clone();
         self.window.push(Message::Assistant(turn.message))?;
@@ -241,7 +242,11 @@ impl Agent {
         for (index, call) in calls.iter().enumerate() {
             let span = tracing::info_span!("tool_call", tool = %call.name, turn = turn_no);
             let (result, answer, calls) = async {
-                Ok::<_, AgentError>(match self.screen_call(call, &offered, &mut malformed)? {
+                let screened = match bounded.refusal(call) {
+                    Some(refused) => Some(refused),
+                    None => self.screen_call(call, &offered, &mut malformed)?,
+                };
+                Ok::<_, AgentError>(match screened {
                     Some(refused) => {
                         (crate::tools::error_json(&refused).to_string(), Err(refused), Vec::new())
                     }
@@ -256,6 +261,14 @@ impl Agent {
             .await?;
             records.push(call_record(call, answer, calls));
             let result = result + &self.repetition_warning().unwrap_or_default();
+            let pid = self.ctx.pid().to_string();
+            self.host.telemetry.answered(
+                &pid,
+                &self.state.agent_id,
+                turn_no,
+                (&call.id, &call.name),
+                &result,
+            );
             self.window.push(Message::tool_result(call.id.clone(), result))?;
         }
         self.after_calls(malformed)?;

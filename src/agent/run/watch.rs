@@ -247,7 +247,7 @@ impl Agent {
                 "invalid_tool_arguments",
                 format!(
                     "{why}; the call to {} did not run. Send the arguments as one JSON object matching the tool's parameters",
-                    call.name
+                    crate::tools::quote(&call.name)
                 ),
             )));
         }

@@ -8,12 +8,9 @@ use serde_json::Value;
 
 /// `text` cut to `max` characters, ending with `… [N chars cut]` when it was longer.
 pub fn cap_text(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_string(),
-        Some((end, _)) => {
-            let cut = text[end..].chars().count();
-            format!("{}… [{cut} chars cut]", &text[..end])
-        }
+    match crate::actors::text::prefix_chars(text, max) {
+        (all, None) => all.to_string(),
+        (kept, Some(cut)) => format!("{kept}… [{cut} chars cut]"),
     }
 }
 

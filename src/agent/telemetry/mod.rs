@@ -34,6 +34,7 @@
 //! [`EVENTS_FILE`] in a state directory, which `agentvisor events` reads. [`read_jsonl`] and
 //! [`EventFileReader`] read it back. `docs/telemetry.md` lists the events and their fields.
 
+mod answered;
 mod bound;
 mod context;
 mod error;
@@ -46,6 +47,7 @@ mod summary;
 #[expect(clippy::module_inception, reason = "the type is the module's subject")]
 mod telemetry;
 
+pub use answered::CallAnswered;
 pub use bound::{cap_text, cap_value};
 pub use context::{ContextError, ContextSource, WindowContext, rebuild_context};
 pub use error::TelemetryError;

@@ -96,11 +96,5 @@ fn usage_text(usage: &Usage) -> String {
 
 /// The text on one line, clipped with an ellipsis.
 fn clip(text: &str) -> String {
-    let text = text.replace(['\n', '\r'], " ");
-    if text.chars().count() <= SUMMARY_TEXT_CHARS_MAX {
-        return text;
-    }
-    let mut out: String = text.chars().take(SUMMARY_TEXT_CHARS_MAX.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    crate::actors::text::excerpt_chars(&text.replace(['\n', '\r'], " "), SUMMARY_TEXT_CHARS_MAX)
 }

@@ -1,6 +1,7 @@
 //! `Telemetry`: where agent events are emitted, kept, broadcast and written.
 
 use super::context::ContextSource;
+use super::answered::CallAnswered;
 use super::error::TelemetryError;
 use super::event::{AgentEvent, EventRecord, TransitionKind};
 use super::limits::{BROADCAST_CAPACITY, RECORDS_BYTES_MAX, RECORDS_MAX, STATED_CHUNKS_MAX};
@@ -39,6 +40,7 @@ struct Inner {
     redactor: parking_lot::RwLock<Redactor>,
     tx: broadcast::Sender<EventRecord>,
     progress: broadcast::Sender<ModelProgress>,
+    answered: broadcast::Sender<CallAnswered>,
 }
 
 /// How a model call under way is going: sent to progress subscribers only (a live line),
@@ -149,6 +151,7 @@ impl Telemetry {
     fn build(sink: Option<JsonlSink>, next_seq: u64) -> Telemetry {
         let (tx, _) = broadcast::channel(BROADCAST_CAPACITY);
         let (progress, _) = broadcast::channel(BROADCAST_CAPACITY);
+        let (answered, _) = broadcast::channel(BROADCAST_CAPACITY);
         let state = State {
             next_seq,
             records: VecDeque::new(),
@@ -157,7 +160,7 @@ impl Telemetry {
             stated: StatedChunks::default(),
         };
         let redactor = parking_lot::RwLock::new(Redactor::default());
-        Telemetry { inner: Arc::new(Inner { state: Mutex::new(state), redactor, tx, progress }) }
+        Telemetry { inner: Arc::new(Inner { state: Mutex::new(state), redactor, tx, progress, answered }) }
     }
 
     /// Adds `secrets`: from now on each is replaced by [`REDACTED`](super::REDACTED) in every
@@ -278,6 +281,29 @@ impl Telemetry {
     /// A new subscription to model-call progress (a live "waiting on model" line).
     pub fn subscribe_progress(&self) -> broadcast::Receiver<ModelProgress> {
         self.inner.progress.subscribe()
+    }
+
+    /// Sends a call's answer to answer subscribers, redacted; nothing is built when no one
+    /// subscribes, and nothing is kept or written.
+    pub fn answered(&self, pid: &str, agent_id: &str, turn: u64, call: (&str, &str), result: &str) {
+        if self.inner.answered.receiver_count() == 0 {
+            return;
+        }
+        let (call_id, tool) = call;
+        let answered = CallAnswered {
+            pid: pid.to_string(),
+            agent_id: agent_id.to_string(),
+            turn,
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
+            result: self.inner.redactor.read().redact(result),
+        };
+        let _ = self.inner.answered.send(answered);
+    }
+
+    /// A new subscription to calls answered from now on ([`CallAnswered`]).
+    pub fn subscribe_answered(&self) -> broadcast::Receiver<CallAnswered> {
+        self.inner.answered.subscribe()
     }
 
     /// A new subscription; it receives the records emitted from now on.

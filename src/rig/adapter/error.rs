@@ -342,17 +342,7 @@ impl AdapterError {
     }
 }
 
-/// The start of `text`, at most `max_bytes` long, cut at a character boundary.
-pub(super) fn excerpt(text: &str, max_bytes: usize) -> String {
-    if text.len() <= max_bytes {
-        return text.to_owned();
-    }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
+pub(super) use crate::actors::text::excerpt;
 
 #[cfg(test)]
 mod tests {

@@ -23,14 +23,8 @@ pub(crate) fn excerpt(text: &str) -> String {
 
 /// A text fit for one line of a report, cleaned and cut at `bytes_max` bytes (marked `…`).
 pub(crate) fn bounded(text: &str, bytes_max: usize) -> String {
-    if text.len() <= bytes_max {
-        return clean(text);
-    }
-    let mut end = bytes_max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", clean(&text[..end]))
+    let kept = crate::actors::text::prefix(text, bytes_max);
+    if kept.len() == text.len() { clean(text) } else { format!("{}…", clean(kept)) }
 }
 
 /// A location's line and column, if it is known (serde-saphyr uses line 0 for unknown).

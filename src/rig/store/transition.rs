@@ -140,11 +140,7 @@ pub(crate) fn keep_end(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
-    let mut start = text.len() - max.saturating_sub(CUT_START.len());
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("{CUT_START}{}", &text[start..])
+    format!("{CUT_START}{}", crate::actors::text::suffix(text, max.saturating_sub(CUT_START.len())))
 }
 
 /// `text`, or its first bytes before a mark, at most `max` bytes in all, cut on a character
@@ -153,11 +149,7 @@ pub(crate) fn keep_start(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
-    let mut end = max.saturating_sub(CUT_END.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}{CUT_END}", &text[..end])
+    format!("{}{CUT_END}", crate::actors::text::prefix(text, max.saturating_sub(CUT_END.len())))
 }
 
 #[cfg(test)]

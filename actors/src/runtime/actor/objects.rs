@@ -206,17 +206,31 @@ impl ProcessActor {
         // A skill names tools some image offers: a cross-image fork keeps it where the child's
         // image offers them all. A tool no image offers could never be used.
         let images = &self.shared.images;
-        for skill in &skills {
-            if let Some(tool) = skill.allowed_tools.iter().find(|t| !images.offered_anywhere(t)) {
-                return Err(ToolError::new(
-                    "tool_not_offered",
+        let unoffered: Vec<String> = skills
+            .iter()
+            .flat_map(|skill| {
+                skill.allowed_tools.iter().filter(|t| !images.offered_anywhere(t)).map(move |tool| {
                     format!(
-                        "skill {:?} allows {:?}, which no image of this runtime offers; name tools an image offers",
-                        crate::limits::excerpt(&skill.name),
+                        "{:?} (skill {:?})",
                         crate::limits::excerpt(tool),
-                    ),
-                ));
-            }
+                        crate::limits::excerpt(&skill.name)
+                    )
+                })
+            })
+            .collect();
+        if !unoffered.is_empty() {
+            let named = unoffered.len().min(crate::limits::UNOFFERED_TOOLS_NAMED_MAX);
+            let more = match unoffered.len() - named {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            return Err(ToolError::new(
+                "tool_not_offered",
+                format!(
+                    "no image of this runtime offers {}{more}; a skill may allow only tools an image offers",
+                    unoffered[..named].join(", ")
+                ),
+            ));
         }
         self.shared
             .memory

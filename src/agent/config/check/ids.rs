@@ -183,12 +183,5 @@ pub(super) fn index_ids<'a>(
 /// At most [`ID_BYTES_MAX`] bytes of a text, cut on a character boundary: an invalid id is
 /// quoted in its problem, and may be anything.
 pub(super) fn excerpt(text: &str) -> String {
-    if text.len() <= ID_BYTES_MAX {
-        return text.to_owned();
-    }
-    let mut end = ID_BYTES_MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    crate::actors::text::excerpt(text, ID_BYTES_MAX)
 }
