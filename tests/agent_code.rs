@@ -500,3 +500,22 @@ async fn an_ending_beats_exec_and_forks_still_run_on_both_paths() {
     let kinds: Vec<&str> = seen.streams[0].iter().filter_map(|e| e["kind"].as_str()).collect();
     assert_eq!(kinds, ["fork", "fork"], "the ending beat the exec: {types:?}");
 }
+
+#[tokio::test]
+async fn a_program_run_again_draws_the_same_random_numbers() {
+    let code = "return [Math.random(), Math.random(), Math.random()];";
+    let lead = vec![program(code), program(code), ScriptedTurn::text("done")];
+    let host = host(CODE, Scripts::new().with("lead", lead));
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "roll").await;
+    assert_eq!(done.result(), json!("done"), "{:?}", done.outcome);
+    let drawn: Vec<Value> = turn_calls(&host, pid)
+        .iter()
+        .take(2)
+        .map(|t| t[0].result.clone().expect("ran")["result"].clone())
+        .collect();
+    assert_eq!(drawn[0], drawn[1]);
+    let numbers = drawn[0].as_array().expect("an array");
+    assert!(numbers.iter().all(|n| n.as_f64().is_some_and(|f| (0.0..1.0).contains(&f))), "{numbers:?}");
+    assert_ne!(numbers[0], numbers[1]);
+}

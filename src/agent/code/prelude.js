@@ -39,6 +39,17 @@
   }
   globalThis.tools = Object.freeze(table);
 
+  // A program run again after a crash must make the same calls at the same places (their
+  // effect keys are built from the places), so nothing in it may differ between runs: the
+  // random numbers are a fixed sequence (xorshift32 from a fixed seed), not the clock's.
+  let seed = 0x9e3779b9 | 0;
+  Math.random = () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 4294967296;
+  };
+
   const log = (...parts) => print(parts.map(show).join(" "));
   globalThis.console = Object.freeze({ log, info: log, warn: log, error: log, debug: log });
   globalThis.args = JSON.parse(__args);

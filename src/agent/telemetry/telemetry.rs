@@ -1,7 +1,7 @@
 //! `Telemetry`: where agent events are emitted, kept, broadcast and written.
 
-use super::context::ContextSource;
 use super::answered::CallAnswered;
+use super::context::ContextSource;
 use super::error::TelemetryError;
 use super::event::{AgentEvent, EventRecord, TransitionKind};
 use super::limits::{BROADCAST_CAPACITY, RECORDS_BYTES_MAX, RECORDS_MAX, STATED_CHUNKS_MAX};
