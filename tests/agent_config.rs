@@ -885,21 +885,26 @@ fn a_check_with_one_problem_says_one_problem() {
 
 #[test]
 fn every_field_problem_is_reported_at_once_with_its_path_in_plain_words() {
-    let yaml = "brains:\n  - {id: b, kind: gemini}\nprofiles:\n  - {id: a, window_tokens: -1}\n  - {id: c, brian: b}\n  - just a string\nagents: []\n";
+    let yaml = "brains:\n  - {id: b, kind: gemini}\nprofiles:\n  - {id: a, window_tokens: -1, roster: 3, capabilities: {code: {fuel: x, memory: 1}}}\n  - {id: c, brian: b}\n  - just a string\nagents: []\n";
     let Err(ParseError::Syntax { message, .. }) = parse_yaml(yaml) else {
         panic!("must not parse: {yaml}");
     };
     let lines: Vec<&str> = message.lines().collect();
-    assert_eq!(lines.len(), 5, "one line per problem: {message}");
-    for (line, starts) in lines.iter().zip([
+    assert_eq!(lines.len(), 8, "one line per problem: {message}");
+    // Entries in order; the fields of one entry in the order they are read.
+    for starts in [
         "brains[0].kind: ",
         "profiles[0].window_tokens: invalid value: integer `-1`, expected a whole number, 0 or more",
+        "profiles[0].roster: invalid type: integer `3`",
+        "profiles[0].capabilities.code.fuel: invalid type: string \"x\"",
+        "profiles[0].capabilities.code.memory: unknown field `memory`",
         "profiles[1].brian: unknown field `brian`",
         "profiles[2]: invalid type: string \"just a string\", expected a mapping of fields",
         "unknown field `agents`, expected one of `brains`, `profiles`",
-    ]) {
-        assert!(line.starts_with(starts), "{line:?} should start with {starts:?}");
+    ] {
+        assert!(lines.iter().any(|l| l.starts_with(starts)), "no line starts with {starts:?}: {message}");
     }
+    assert!(lines[0].starts_with("brains[0]") && lines[6].starts_with("profiles[2]"), "{message}");
     for word in ["struct", "Raw", "u64", "u32", "enum "] {
         assert!(!message.contains(word), "{word:?} leaked: {message}");
     }

@@ -151,18 +151,62 @@ fn section<T: DeserializeOwned>(
     }
 }
 
-/// `value` read as a `T`, or its problem (at `at`, then the path inside it) added to `problems`.
-fn read<T: DeserializeOwned>(value: Value, at: &str, problems: &mut Vec<String>) -> Option<T> {
-    serde_path_to_error::deserialize(value)
-        .map_err(|e| {
-            let path = e.path().to_string();
-            let said = plain_words(&crate::actors::text::excerpt(
-                &e.into_inner().to_string(),
-                crate::actors::limits::ERROR_DETAIL_BYTES_MAX,
-            ));
-            problems.push(if path == "." { format!("{at}: {said}") } else { format!("{at}.{path}: {said}") });
-        })
-        .ok()
+/// The most problems reported for one entry or section: past it the rest of the entry is not
+/// read (its count is bounded by the entry's size anyway; this keeps one bad entry's report
+/// readable).
+const ENTRY_PROBLEMS_MAX: usize = 32;
+
+/// `value` read as a `T`, or every problem in it (at `at`, then the path inside it) added to
+/// `problems`: after each problem the value it names is taken out and the rest read again, so
+/// a profile with three bad fields gets three lines. Every field of the raw format is optional
+/// or defaulted, so taking one out never makes a problem of its own.
+fn read<T: DeserializeOwned>(mut value: Value, at: &str, problems: &mut Vec<String>) -> Option<T> {
+    let before = problems.len();
+    for _ in 0..ENTRY_PROBLEMS_MAX {
+        let error = match serde_path_to_error::deserialize::<_, T>(value.clone()) {
+            Ok(read) => return (problems.len() == before).then_some(read),
+            Err(error) => error,
+        };
+        let path = error.path().clone();
+        let said = plain_words(&crate::actors::text::excerpt(
+            &error.into_inner().to_string(),
+            crate::actors::limits::ERROR_DETAIL_BYTES_MAX,
+        ));
+        let shown = path.to_string();
+        problems.push(if shown == "." { format!("{at}: {said}") } else { format!("{at}.{shown}: {said}") });
+        if !take_out(&mut value, &path) {
+            return None;
+        }
+    }
+    None
+}
+
+/// Removes the field `path` names from `value`; `false` if it names no field of a mapping (the
+/// whole value, a list item, or something not there), so nothing more can be read.
+fn take_out(value: &mut Value, path: &serde_path_to_error::Path) -> bool {
+    use serde_path_to_error::Segment;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let Some((Segment::Map { key }, parents)) = segments.split_last() else {
+        return false;
+    };
+    let mut at = value;
+    for segment in parents {
+        at = match (segment, at) {
+            (Segment::Map { key }, Value::Object(map)) => match map.get_mut(key) {
+                Some(inner) => inner,
+                None => return false,
+            },
+            (Segment::Seq { index }, Value::Array(items)) => match items.get_mut(*index) {
+                Some(inner) => inner,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    match at {
+        Value::Object(map) => map.remove(key).is_some(),
+        _ => false,
+    }
 }
 
 /// Parses and checks a YAML configuration.
