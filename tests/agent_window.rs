@@ -469,3 +469,65 @@ fn a_window_tree_behaves_like_vecs_under_random_edits() {
         .run(&prop::collection::vec(op(), 1..120), run_model)
         .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
 }
+
+/// An edit of a message window for the running-total check.
+#[derive(Clone, Debug)]
+enum TokenOp {
+    Push(usize),
+    Fork,
+    Truncate(usize),
+    ReplacePrefix(usize),
+    ReplaceRange(usize, usize),
+}
+
+fn token_op() -> impl Strategy<Value = TokenOp> {
+    prop_oneof![
+        8 => (0usize..400).prop_map(TokenOp::Push),
+        1 => Just(TokenOp::Fork),
+        1 => (0usize..200).prop_map(TokenOp::Truncate),
+        1 => (0usize..200).prop_map(TokenOp::ReplacePrefix),
+        1 => (0usize..200, 0usize..200).prop_map(|(a, b)| TokenOp::ReplaceRange(a.min(b), a.max(b))),
+    ]
+}
+
+/// After every edit, of the window or of a fork of it, a window's token estimate (its running
+/// total, kept per sealed chunk) is the sum of its messages' estimates read one by one.
+fn run_tokens(ops: Vec<TokenOp>) -> Result<(), TestCaseError> {
+    use agentvisor::agent::brain::Message;
+    use agentvisor::agent::brain::tokens::{message_tokens, window_tokens};
+    let summed = |w: &Window<Message>| w.iter().map(message_tokens).sum::<u64>();
+    let mut windows: Vec<Window<Message>> = vec![Window::new()];
+    for (i, op) in ops.into_iter().enumerate() {
+        let at = i % windows.len();
+        let window = &mut windows[at];
+        let len = window.len();
+        match op {
+            TokenOp::Push(n) => window.push(Message::note("x".repeat(n))).expect("below the bound"),
+            TokenOp::Fork => {
+                let fork = window.fork();
+                windows.push(fork);
+            }
+            TokenOp::Truncate(n) => window.truncate_front(n.min(len)).expect("in bounds"),
+            TokenOp::ReplacePrefix(n) if n <= len && n > 0 => {
+                window.replace_prefix(n, Message::note("summary")).expect("in bounds")
+            }
+            TokenOp::ReplaceRange(a, b) if b <= len && a < b => {
+                window.replace_range(a, b, Message::note("archived")).expect("in bounds")
+            }
+            _ => {}
+        }
+        for w in &windows {
+            prop_assert_eq!(window_tokens(w), summed(w));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_windows_token_estimate_is_the_sum_of_its_messages_under_random_edits() {
+    let seed = seeded::seed("agent_window_tokens", "AGENT_WINDOW_TOKENS_SEED", 0x7031_2e55);
+    let mut runner = seeded::runner_from(seed, 128);
+    runner
+        .run(&prop::collection::vec(token_op(), 1..300), run_tokens)
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+}

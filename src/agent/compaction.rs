@@ -68,6 +68,10 @@ impl WindowView for Window<Message> {
     fn messages(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
         Box::new(self.iter())
     }
+
+    fn tokens(&self) -> u64 {
+        self.weight()
+    }
 }
 
 /// The tokens at which a window of `limit` tokens is compacted: `trigger_percent` of it.

@@ -99,9 +99,16 @@ pub fn message_tokens(message: &Message) -> u64 {
     }
 }
 
-/// The tokens of a whole window.
+/// The tokens of a whole window: its running total where it keeps one.
 pub fn window_tokens(window: &dyn WindowView) -> u64 {
-    window.messages().map(message_tokens).sum()
+    window.tokens()
+}
+
+/// A message weighs its estimated tokens in a window's running total.
+impl crate::agent::window::Weigh for Message {
+    fn weight(&self) -> u64 {
+        message_tokens(self)
+    }
 }
 
 /// The tokens of the system slot: nothing when empty, otherwise one message.

@@ -22,6 +22,13 @@ pub trait WindowView: Sync {
 
     /// The messages, oldest first. Each call starts a new pass from the beginning.
     fn messages(&self) -> Box<dyn Iterator<Item = &Message> + '_>;
+
+    /// The estimated tokens of every message ([`super::tokens::message_tokens`] summed). A view
+    /// that keeps running totals answers without reading the messages again (a `Window` keeps
+    /// one per sealed chunk); this default reads them.
+    fn tokens(&self) -> u64 {
+        self.messages().map(super::tokens::message_tokens).sum()
+    }
 }
 
 // A slice cannot become `&dyn WindowView` itself (it is unsized), so a slice is viewed through a

@@ -23,6 +23,8 @@ pub(super) struct Chunk<M> {
     /// Computed at the first snapshot (or known from the store at restore) and shared by every
     /// window that holds this chunk.
     id: OnceLock<ChunkId>,
+    /// The items' total weight ([`super::weigh`]), computed the first time it is asked for.
+    weight: OnceLock<u64>,
 }
 
 impl<M> Chunk<M> {
@@ -33,7 +35,7 @@ impl<M> Chunk<M> {
             "a sealed chunk holds 1 to {CHUNK_ITEMS_MAX} items, not {}",
             items.len()
         );
-        Chunk { items: items.into_boxed_slice(), id: OnceLock::new() }
+        Chunk { items: items.into_boxed_slice(), id: OnceLock::new(), weight: OnceLock::new() }
     }
 
     /// A chunk read back from the store under `id`, already checked against it.
@@ -41,6 +43,11 @@ impl<M> Chunk<M> {
         let chunk = Chunk::seal(items);
         let _ = chunk.id.set(id);
         chunk
+    }
+
+    /// Where the items' total weight is kept.
+    pub(super) fn weight_cache(&self) -> &OnceLock<u64> {
+        &self.weight
     }
 
     pub(super) fn items(&self) -> &[M] {

@@ -70,6 +70,7 @@ mod sealed;
 mod snapshot;
 mod sqlite_store;
 mod store;
+mod weigh;
 #[expect(clippy::module_inception, reason = "the type is the module's subject")]
 mod window;
 
@@ -82,4 +83,5 @@ pub use sealed::SealedChunk;
 pub use snapshot::{SNAPSHOT_FORMAT_VERSION, WindowSnapshot};
 pub use sqlite_store::{CHUNK_STORE_SCHEMA_VERSION, SqliteChunkStore};
 pub use store::{ChunkStore, ChunkStoreError, MemoryChunkStore};
+pub use weigh::Weigh;
 pub use window::Window;

@@ -1,0 +1,80 @@
+//! A session's per-turn cost as it grows: one agent on the scripted brain playing N turns of
+//! one `add_task` call each (then `finish`), at N = 100 and N = 2,000 in the same run.
+//!
+//! Throughput is in turns, so criterion prints turns/s for each; the mean cost of a turn is the
+//! run's time over N + 1. Flat per-turn cost shows as equal turns/s at both lengths; a cost that
+//! grows with the window shows as fewer turns/s at 2,000 (the window is about 4,000 messages at
+//! its end). What grows with the window is read out of the profile of this bench: the token
+//! estimate (a running total per sealed chunk, `agent::window::Weigh`), the checkpoint's
+//! snapshot (O(chunks) ids), and the scripted brain's own checks.
+//!
+//! `cargo bench --bench long_session -- --noplot`
+
+use agentvisor::actors::Outcome;
+use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
+use agentvisor::agent::brain::{Brain, Script, ScriptedBrain, ScriptedTurn};
+use agentvisor::agent::config::load_yaml;
+use agentvisor::agent::run::{AgentError, AgentHost, AgentIdentity};
+use agentvisor::agent::telemetry::Telemetry;
+use agentvisor::agent::window::MemoryChunkStore;
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const CONFIG: &str = r#"
+brains:
+  - {id: s, kind: scripted, script: bench}
+default_budget: {tokens: 1000000000000, turns: 100000}
+profiles:
+  - id: worker
+    brain: s
+    window_tokens: 16000000
+    capabilities:
+      tasks: true
+"#;
+
+/// One run of a session of `turns` working turns; its whole time.
+async fn session(turns: u64) -> Duration {
+    let config = load_yaml(CONFIG).expect("the bench configuration passes the launch check");
+    let mut script: Vec<ScriptedTurn> =
+        (0..turns).map(|i| ScriptedTurn::call("add_task", json!({"title": format!("task {i}")}))).collect();
+    script.push(ScriptedTurn::call("finish", json!({"result": "done"})));
+    let script = Script::new(script);
+    let provider = move |identity: &AgentIdentity| -> Result<Arc<dyn Brain>, AgentError> {
+        Ok(Arc::new(ScriptedBrain::new(script.skip(identity.turns_taken))))
+    };
+    let host =
+        AgentHost::new(config, Arc::new(provider), Arc::new(MemoryChunkStore::new()), Telemetry::new());
+    let rt = Runtime::in_memory(RuntimeOptions::new().image(host.image())).await.expect("runtime");
+    let start = Instant::now();
+    let pid = rt.spawn_root(host.root_spec("worker", "work").expect("root spec")).await.expect("launch");
+    let row = rt.wait_terminal(pid).await.expect("wait terminal");
+    let elapsed = start.elapsed();
+    assert!(matches!(row.outcome, Some(Outcome::Exited { .. })), "the session ended {:?}", row.outcome);
+    rt.shutdown().await.expect("shutdown");
+    elapsed
+}
+
+fn bench(c: &mut Criterion) {
+    let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio");
+    let mut group = c.benchmark_group("long_session");
+    group.sampling_mode(SamplingMode::Flat).sample_size(10).warm_up_time(Duration::from_secs(1));
+    for turns in [100u64, 2_000] {
+        group.throughput(Throughput::Elements(turns + 1));
+        group.measurement_time(Duration::from_secs(if turns > 100 { 20 } else { 5 }));
+        group.bench_function(format!("turns_{turns}"), |b| {
+            b.to_async(&tokio).iter_custom(|iters| async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    total += session(turns).await;
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
