@@ -96,10 +96,15 @@ async fn bad_ranges_are_refused_with_what_to_name_instead() {
             .with_call("read_archive", json!({"turn": 1}))
             .with_call("archive_thread", json!({"from_turn": 1, "to_turn": 1, "summary": "noted"})),
         ScriptedTurn::call("archive_thread", json!({"from_turn": 1, "to_turn": 1, "summary": "again"}))
-            .with_call("read_archive", json!({"turn": 2})),
+            .with_call("read_archive", json!({"turn": 2}))
+            .with_call(
+                "archive_thread",
+                json!({"from_turn": 2, "to_turn": 2, "summary": "s".repeat(20_000)}),
+            ),
         ScriptedTurn::text("done")
             .expect_tool_result("turn 1 is not in your window")
-            .expect_tool_result("turn 2 is not archived; it is in your window"),
+            .expect_tool_result("turn 2 is not archived; it is in your window")
+            .expect_tool_result("the summary is 20000 bytes; at most 16384"),
     ];
     let host = host(CODE, Scripts::new().with("terse", terse));
     let runtime = runtime(&host).await;
@@ -107,13 +112,14 @@ async fn bad_ranges_are_refused_with_what_to_name_instead() {
     assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
     let refused: Vec<(String, String)> = refusals(&host, pid).into_iter().map(|r| (r.0, r.2)).collect();
     let messages: Vec<&str> = refused.iter().map(|r| r.1.as_str()).collect();
-    assert_eq!(messages.len(), 6, "{refused:?}");
+    assert_eq!(messages.len(), 7, "{refused:?}");
     assert!(messages[0].contains("from_turn 2 is after to_turn 1"), "{}", messages[0]);
     assert!(messages[1].contains("turn 2 is not over: this is turn 2"), "{}", messages[1]);
     assert!(messages[2].contains("give a summary"), "{}", messages[2]);
     assert!(messages[3].contains("turn 1 is not archived; it is in your window"), "{}", messages[3]);
     assert!(messages[4].contains("turn 1 is not in your window"), "{}", messages[4]);
     assert!(messages[5].contains("turn 2 is not archived"), "{}", messages[5]);
+    assert!(messages[6].contains("the summary is 20000 bytes"), "{}", messages[6]);
     let codes: Vec<String> = refusals(&host, pid).into_iter().map(|r| r.1).collect();
     assert_eq!(
         codes,
@@ -123,7 +129,8 @@ async fn bad_ranges_are_refused_with_what_to_name_instead() {
             "archive_refused",
             "not_archived",
             "archive_refused",
-            "not_archived"
+            "not_archived",
+            "archive_refused"
         ]
     );
     assert_eq!(archived(&host, pid).len(), 1);

@@ -162,6 +162,18 @@ async fn a_program_that_exceeds_a_limit_is_stopped_and_the_agent_goes_on() {
 }
 
 #[tokio::test]
+async fn a_program_over_the_source_bound_is_refused_naming_the_bound() {
+    let long = format!("return 1; // {}", "x".repeat(300_000));
+    let lead =
+        vec![program(&long), ScriptedTurn::text("shorter next time").expect_tool_result("at most 262144")];
+    let host = host(CODE, Scripts::new().with("lead", lead));
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "try").await;
+    assert_eq!(done.result(), json!("shorter next time"), "{:?}", done.outcome);
+    assert_eq!(refusals(&host, pid)[0].1, "invalid_arguments");
+}
+
+#[tokio::test]
 async fn a_profile_without_code_is_not_offered_it() {
     let plain = vec![program("return 1;"), ScriptedTurn::text("fine").expect_tool_result("not_offered")];
     let (host, requests) = host_recording(CODE, Scripts::new().with("plain", plain));

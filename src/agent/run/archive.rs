@@ -21,7 +21,7 @@ use crate::actors::runtime::calls::ToolError;
 use crate::agent::brain::Message;
 use crate::agent::compaction::summarize_messages;
 use crate::agent::config::CompactionStrategy;
-use crate::agent::limits::ARCHIVE_RANGES_MAX;
+use crate::agent::limits::{ARCHIVE_RANGES_MAX, ARCHIVE_SUMMARY_BYTES_MAX};
 use crate::agent::telemetry::AgentEvent;
 use crate::agent::window::{Window, WindowSnapshot};
 use crate::tools::agent::ArchiveThreadArgs;
@@ -144,6 +144,12 @@ impl Agent {
             return Err(refuse(format!(
                 "your archive holds {} turns, and at most {ARCHIVE_RANGES_MAX} can be archived",
                 self.state.archive.turns.len()
+            )));
+        }
+        if let Some(summary) = summary.as_ref().filter(|s| s.len() > ARCHIVE_SUMMARY_BYTES_MAX) {
+            return Err(refuse(format!(
+                "the summary is {} bytes; at most {ARCHIVE_SUMMARY_BYTES_MAX} fit in the note, so shorten it",
+                summary.len()
             )));
         }
         if summary.is_none() && self.summarizer()?.is_none() {

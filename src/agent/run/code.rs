@@ -19,9 +19,10 @@ use super::turn::Declarations;
 use crate::actors::runtime::calls::{BatchRule, ToolError};
 use crate::agent::brain::ToolCall;
 use crate::agent::code::{self, EngineEvent, ProgramError, ProgramOutcome};
+use crate::agent::limits::CODE_SOURCE_BYTES_MAX;
 use crate::agent::modules::ModuleError;
 use crate::agent::telemetry::CallRecord;
-use crate::tools::NOT_OFFERED;
+use crate::tools::{INVALID_ARGUMENTS, NOT_OFFERED};
 use serde_json::{Map, Value, json};
 
 /// The stable code of a call whose program failed.
@@ -69,6 +70,17 @@ impl Agent {
             return Err(ToolError::new(
                 "nested_program",
                 "a program cannot run another program; fetch its source with fetch_program instead",
+            )
+            .into());
+        }
+        if source.code.len() > CODE_SOURCE_BYTES_MAX {
+            return Err(ToolError::new(
+                INVALID_ARGUMENTS,
+                format!(
+                    "the program is {} bytes; a program may have at most {CODE_SOURCE_BYTES_MAX}, so split it, \
+                     or keep its data in an object and read it from there",
+                    source.code.len()
+                ),
             )
             .into());
         }
