@@ -286,6 +286,31 @@ fn an_unknown_field_is_refused_with_its_line() {
 }
 
 #[test]
+fn every_field_problem_of_a_spec_is_reported_with_its_path() {
+    let text = "id: r\nowner: me\nmembers:\n  - id: a\n    runtime: codex\n    sesion_source: {}\n  - id: b\n    runtime: [native]\n    promt: hi\n";
+    let report = refused(text);
+    let got: Vec<(&str, &str)> =
+        report.problems.iter().map(|p| (p.path.as_str(), p.code().as_str())).collect();
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(got[0], ("owner", "unknown_field"));
+    assert_eq!(report.problems[0].line, Some(2));
+    for expected in [
+        ("members[0].sesion_source", "unknown_field"),
+        ("members[1].runtime", "invalid_yaml"),
+        ("members[1].promt", "unknown_field"),
+    ] {
+        assert!(got.contains(&expected), "{expected:?} missing from {got:?}");
+    }
+    for problem in &report.problems {
+        assert!(
+            !problem.message.contains("Raw") && !problem.message.contains("struct"),
+            "{}",
+            problem.message
+        );
+    }
+}
+
+#[test]
 fn a_yaml_syntax_error_is_one_problem_with_its_line() {
     let report = refused("id: r\nmembers: [\n  {id: a\n");
     let problem = only(&report);

@@ -58,6 +58,7 @@ pub use external::{
 };
 pub use ids::{BrainId, IdError, MachineId, ProfileId, StateId, Target};
 pub use machine::{Machine, State};
+pub(crate) use parse::take_out;
 pub use parse::{AgentConfig, load_path, load_toml, load_yaml, parse_toml, parse_yaml};
 pub use profile::{Compaction, CompactionKind, CompactionStrategy, Profile};
 pub use prompt::{DEFAULT_SYSTEM_PROMPT, PromptTemplate, PromptVar, Segment, TemplateError};

@@ -174,7 +174,7 @@ fn read<T: DeserializeOwned>(mut value: Value, at: &str, problems: &mut Vec<Stri
         ));
         let shown = path.to_string();
         problems.push(if shown == "." { format!("{at}: {said}") } else { format!("{at}.{shown}: {said}") });
-        if !take_out(&mut value, &path) {
+        if !take_out(&mut value, &path.iter().collect::<Vec<_>>()) {
             return None;
         }
     }
@@ -182,10 +182,10 @@ fn read<T: DeserializeOwned>(mut value: Value, at: &str, problems: &mut Vec<Stri
 }
 
 /// Removes the field `path` names from `value`; `false` if it names no field of a mapping (the
-/// whole value, a list item, or something not there), so nothing more can be read.
-fn take_out(value: &mut Value, path: &serde_path_to_error::Path) -> bool {
+/// whole value, a list item, or something not there), so nothing more can be read. The rig
+/// spec reader sets faulty fields aside the same way.
+pub(crate) fn take_out(value: &mut Value, segments: &[&serde_path_to_error::Segment]) -> bool {
     use serde_path_to_error::Segment;
-    let segments: Vec<&Segment> = path.iter().collect();
     let Some((Segment::Map { key }, parents)) = segments.split_last() else {
         return false;
     };

@@ -16,7 +16,8 @@ fn report(problems: Vec<super::report::RigProblem>) -> RigSpecReport {
 }
 
 /// Parses and checks a rig spec, flat or OpenRig-shaped: a [`RigSpec`], or a report naming
-/// every problem (a YAML fault stops the parser, so it is reported alone).
+/// every problem (a YAML fault stops the parser, so it is reported alone; fields of the wrong
+/// type or unknown ones are all reported, each with its path).
 ///
 /// The text alone says nothing of where the spec's agent configurations are, so they are not
 /// read: [`load_rig`] checks them too.
@@ -25,7 +26,7 @@ pub fn parse_rig(text: &str) -> Result<RigSpec, RigSpecReport> {
 }
 
 fn parse_rig_with(text: &str, book: Option<&ConfigBook>) -> Result<RigSpec, RigSpecReport> {
-    let raw: RawRig = read(text).map_err(|problem| report(vec![problem]))?;
+    let raw: RawRig = read(text).map_err(report)?;
     check_rig(&raw, book).map_err(report)
 }
 
@@ -34,7 +35,7 @@ fn parse_rig_with(text: &str, book: Option<&ConfigBook>) -> Result<RigSpec, RigS
 /// [`check_expansion`](super::check_expansion) then checks them against the rig they join;
 /// [`parse_expansion`] does both with the lines of the payload.
 pub fn parse_members(text: &str) -> Result<Vec<Member>, RigSpecReport> {
-    let raw: RawMembers = read(text).map_err(|problem| report(vec![problem]))?;
+    let raw: RawMembers = read(text).map_err(report)?;
     check_new_members(&raw.members, &Joining::new_rig()).map_err(report)
 }
 
@@ -42,7 +43,7 @@ pub fn parse_members(text: &str) -> Result<Vec<Member>, RigSpecReport> {
 /// and no member may take an id the rig already has, nor make it larger than
 /// [`MEMBERS_MAX`](crate::rig::limits::MEMBERS_MAX).
 pub fn parse_expansion(text: &str, rig: &RigSpec) -> Result<Vec<Member>, RigSpecReport> {
-    let raw: RawMembers = read(text).map_err(|problem| report(vec![problem]))?;
+    let raw: RawMembers = read(text).map_err(report)?;
     let joining = Joining {
         rig: Some(rig.id.as_str()),
         taken: rig.members.iter().map(|member| member.id.as_str()).collect(),
