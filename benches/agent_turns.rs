@@ -21,14 +21,14 @@
 //!
 //! `cargo bench --bench agent_turns -- --noplot`
 
+mod common;
+
 use agentvisor::actors::kernel::budget::{Budget, Usage};
 use agentvisor::actors::runtime::program::{Image, program_fn};
 use agentvisor::actors::runtime::{RootSpec, Runtime, RuntimeOptions};
 use agentvisor::actors::{ImageId, Outcome, Pid};
-use agentvisor::agent::brain::{Brain, Script, ScriptedBrain, ScriptedTurn};
-use agentvisor::agent::config::load_yaml;
-use agentvisor::agent::run::{AgentError, AgentHost, AgentIdentity};
-use agentvisor::agent::telemetry::Telemetry;
+use agentvisor::agent::brain::{Script, ScriptedTurn};
+use agentvisor::agent::run::AgentHost;
 use agentvisor::agent::window::{ChunkStore, MemoryChunkStore, SqliteChunkStore};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use serde_json::json;
@@ -67,12 +67,7 @@ fn script() -> Script {
 
 /// A host whose every incarnation gets its own scripted brain at the start of `script()`.
 fn host(chunks: Arc<dyn ChunkStore + Send + Sync>) -> Arc<AgentHost> {
-    let config = load_yaml(CONFIG).expect("the bench configuration passes the launch check");
-    let script = script();
-    let provider = move |identity: &AgentIdentity| -> Result<Arc<dyn Brain>, AgentError> {
-        Ok(Arc::new(ScriptedBrain::new(script.skip(identity.turns_taken))))
-    };
-    AgentHost::new(config, Arc::new(provider), chunks, Telemetry::new())
+    common::scripted_host(CONFIG, script(), chunks)
 }
 
 /// The floor's program: per turn one charge and one checkpoint of `checkpoint_bytes`, then an
@@ -196,21 +191,12 @@ fn bench(c: &mut Criterion) {
             .measurement_time(Duration::from_secs(5))
             .throughput(Throughput::Elements(agents * (TURNS + 1)));
         group.bench_function(format!("{agents}_agents_x_{TURNS}_turns"), |b| {
-            b.to_async(&tokio).iter_custom(|iters| async move {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    total += agents_run(backing, agents).await;
-                }
-                total
-            })
+            b.to_async(&tokio)
+                .iter_custom(|iters| common::timed_runs(iters, move || agents_run(backing, agents)))
         });
         group.bench_function("baseline_kernel_floor", |b| {
-            b.to_async(&tokio).iter_custom(|iters| async move {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    total += floor_run(backing, agents, checkpoint_bytes).await;
-                }
-                total
+            b.to_async(&tokio).iter_custom(|iters| {
+                common::timed_runs(iters, move || floor_run(backing, agents, checkpoint_bytes))
             })
         });
         group.finish();

@@ -12,12 +12,11 @@
 //!
 //! `cargo bench --bench code_path -- --noplot`
 
+mod common;
+
 use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
 use agentvisor::actors::{Outcome, Pid};
-use agentvisor::agent::brain::{Brain, Script, ScriptedBrain, ScriptedTurn};
-use agentvisor::agent::config::load_yaml;
-use agentvisor::agent::run::{AgentError, AgentHost, AgentIdentity};
-use agentvisor::agent::telemetry::Telemetry;
+use agentvisor::agent::brain::{Script, ScriptedTurn};
 use agentvisor::agent::window::MemoryChunkStore;
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use serde_json::json;
@@ -57,13 +56,7 @@ fn script(program: bool) -> Script {
 }
 
 async fn run(program: bool) -> Duration {
-    let config = load_yaml(CONFIG).expect("the bench configuration passes the launch check");
-    let script = script(program);
-    let provider = move |identity: &AgentIdentity| -> Result<Arc<dyn Brain>, AgentError> {
-        Ok(Arc::new(ScriptedBrain::new(script.skip(identity.turns_taken))))
-    };
-    let host =
-        AgentHost::new(config, Arc::new(provider), Arc::new(MemoryChunkStore::new()), Telemetry::new());
+    let host = common::scripted_host(CONFIG, script(program), Arc::new(MemoryChunkStore::new()));
     let rt = Runtime::in_memory(RuntimeOptions::new().image(host.image())).await.expect("runtime");
     let start = Instant::now();
     let mut pids: Vec<Pid> = Vec::with_capacity(AGENTS as usize);
@@ -94,13 +87,7 @@ fn bench(c: &mut Criterion) {
         .throughput(Throughput::Elements(AGENTS * CALLS));
     for (name, program) in [("tool_calls", false), ("program", true)] {
         group.bench_function(name, |b| {
-            b.to_async(&tokio).iter_custom(|iters| async move {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    total += run(program).await;
-                }
-                total
-            })
+            b.to_async(&tokio).iter_custom(|iters| common::timed_runs(iters, move || run(program)))
         });
     }
     group.finish();

@@ -10,12 +10,11 @@
 //!
 //! `cargo bench --bench long_session -- --noplot`
 
+mod common;
+
 use agentvisor::actors::Outcome;
 use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
-use agentvisor::agent::brain::{Brain, Script, ScriptedBrain, ScriptedTurn};
-use agentvisor::agent::config::load_yaml;
-use agentvisor::agent::run::{AgentError, AgentHost, AgentIdentity};
-use agentvisor::agent::telemetry::Telemetry;
+use agentvisor::agent::brain::{Script, ScriptedTurn};
 use agentvisor::agent::window::MemoryChunkStore;
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use serde_json::json;
@@ -36,16 +35,10 @@ profiles:
 
 /// One run of a session of `turns` working turns; its whole time.
 async fn session(turns: u64) -> Duration {
-    let config = load_yaml(CONFIG).expect("the bench configuration passes the launch check");
     let mut script: Vec<ScriptedTurn> =
         (0..turns).map(|i| ScriptedTurn::call("add_task", json!({"title": format!("task {i}")}))).collect();
     script.push(ScriptedTurn::call("finish", json!({"result": "done"})));
-    let script = Script::new(script);
-    let provider = move |identity: &AgentIdentity| -> Result<Arc<dyn Brain>, AgentError> {
-        Ok(Arc::new(ScriptedBrain::new(script.skip(identity.turns_taken))))
-    };
-    let host =
-        AgentHost::new(config, Arc::new(provider), Arc::new(MemoryChunkStore::new()), Telemetry::new());
+    let host = common::scripted_host(CONFIG, Script::new(script), Arc::new(MemoryChunkStore::new()));
     let rt = Runtime::in_memory(RuntimeOptions::new().image(host.image())).await.expect("runtime");
     let start = Instant::now();
     let pid = rt.spawn_root(host.root_spec("worker", "work").expect("root spec")).await.expect("launch");
@@ -64,13 +57,7 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Elements(turns + 1));
         group.measurement_time(Duration::from_secs(if turns > 100 { 20 } else { 5 }));
         group.bench_function(format!("turns_{turns}"), |b| {
-            b.to_async(&tokio).iter_custom(|iters| async move {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    total += session(turns).await;
-                }
-                total
-            })
+            b.to_async(&tokio).iter_custom(|iters| common::timed_runs(iters, move || session(turns)))
         });
     }
     group.finish();

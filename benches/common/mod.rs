@@ -81,3 +81,39 @@ pub fn rss_bytes() -> u64 {
     let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
     pages * 4096
 }
+
+/// A host on the configuration `yaml` whose every incarnation plays `script` from the turn it
+/// has reached, its windows in `chunks`.
+pub fn scripted_host(
+    yaml: &str,
+    script: agentvisor::agent::brain::Script,
+    chunks: std::sync::Arc<dyn agentvisor::agent::window::ChunkStore + Send + Sync>,
+) -> std::sync::Arc<agentvisor::agent::run::AgentHost> {
+    use agentvisor::agent::brain::{Brain, ScriptedBrain};
+    use agentvisor::agent::run::{AgentError, AgentHost, AgentIdentity};
+    let config =
+        agentvisor::agent::config::load_yaml(yaml).expect("the bench configuration passes the launch check");
+    let provider = move |identity: &AgentIdentity| -> Result<std::sync::Arc<dyn Brain>, AgentError> {
+        Ok(std::sync::Arc::new(ScriptedBrain::new(script.skip(identity.turns_taken))))
+    };
+    AgentHost::new(
+        config,
+        std::sync::Arc::new(provider),
+        chunks,
+        agentvisor::agent::telemetry::Telemetry::new(),
+    )
+}
+
+/// The time of `iters` whole runs of `run`, added up: the body of an `iter_custom` whose every
+/// iteration is a run timed by itself (flat sampling).
+pub async fn timed_runs<F, Fut>(iters: u64, mut run: F) -> std::time::Duration
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = std::time::Duration>,
+{
+    let mut total = std::time::Duration::ZERO;
+    for _ in 0..iters {
+        total += run().await;
+    }
+    total
+}
