@@ -421,7 +421,8 @@ fn the_opening_note_says_who_what_came_across_what_was_dropped_and_what_is_fresh
         mv(Memories, Fresh),
         mv(ProgramLibrary, Fresh),
     ];
-    let note = opening_note(&moves, "reviewer", "writer", Some(("review", "read")), Some("Check chapter 2."));
+    let note =
+        opening_note(&moves, "reviewer", "writer", Some(("review", "read")), None, Some("Check chapter 2."));
     assert!(note.contains("You are now reviewer"), "{note}");
     assert!(note.contains("you were writer"), "{note}");
     assert!(
@@ -434,7 +435,7 @@ fn the_opening_note_says_who_what_came_across_what_was_dropped_and_what_is_fresh
     assert!(note.ends_with("\n\nCheck chapter 2."), "{note}");
 
     let fresh = [mv(History, Transferred), mv(Tasks, Fresh), mv(Notebook, Fresh)];
-    let note = opening_note(&fresh, "b", "a", None, None);
+    let note = opening_note(&fresh, "b", "a", None, None, None);
     assert!(note.contains("an empty task list and an empty notebook"), "{note}");
     assert!(!note.contains("Dropped"), "{note}");
     assert!(!note.contains("machine"), "{note}");

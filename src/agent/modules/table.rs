@@ -150,12 +150,14 @@ pub(super) fn plan(
 
 /// The note put at the tail of an exec'd successor's window: who it is now and was, which
 /// modules came across with their contents, which were dropped with their contents, which
-/// start empty, the machine state it entered (if any), then the prompt it was given (if any).
+/// start empty, the machine state it entered (if any), what its memories are when a profile's
+/// shared instance is involved (`memories`, a sentence), then the prompt it was given (if any).
 pub fn opening_note(
     moves: &[ModuleMove],
     successor: &str,
     predecessor: &str,
     machine_entry: Option<(&str, &str)>,
+    memories: Option<&str>,
     prompt: Option<&str>,
 ) -> String {
     let with = |action: ModuleAction, phrase: fn(ModuleKind) -> &'static str| -> Vec<&'static str> {
@@ -178,6 +180,9 @@ pub fn opening_note(
         note.push_str(&format!(
             " You are now in machine {machine} at its entry state {state}; move on with transition_state."
         ));
+    }
+    if let Some(memories) = memories {
+        note.push_str(memories);
     }
     if let Some(prompt) = prompt.filter(|p| !p.is_empty()) {
         note.push_str("\n\n");

@@ -19,10 +19,11 @@ use super::turn::Declarations;
 use crate::actors::runtime::calls::{BatchRule, ToolError};
 use crate::agent::brain::ToolCall;
 use crate::agent::code::{self, EngineEvent, ProgramError, ProgramOutcome};
+use crate::agent::config::Capability;
 use crate::agent::limits::CODE_SOURCE_BYTES_MAX;
 use crate::agent::modules::ModuleError;
 use crate::agent::telemetry::CallRecord;
-use crate::tools::{INVALID_ARGUMENTS, NOT_OFFERED};
+use crate::tools::{AgentTool, INVALID_ARGUMENTS, NOT_OFFERED};
 use serde_json::{Map, Value, json};
 
 /// The stable code of a call whose program failed.
@@ -49,7 +50,8 @@ impl Agent {
     /// The source of the saved program `id`.
     pub(crate) fn saved_program(&self, id: &str) -> Result<Source, Dispatch> {
         let Some(library) = self.state.modules.library.as_ref() else {
-            return Err(ToolError::new(NOT_OFFERED, "your profile does not enable program_library").into());
+            let tool = AgentTool::RunProgram.name();
+            return Err(ModuleError::NotHeld { tool, capability: Capability::ProgramLibrary }.into());
         };
         let program = library.fetch(id).ok_or_else(|| ModuleError::UnknownProgram { id: id.to_string() })?;
         Ok(Source { code: program.source.clone(), program: Some(program.id.clone()) })

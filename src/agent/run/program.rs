@@ -261,9 +261,8 @@ impl Agent {
             .await?;
             records.push(call_record(call, answer, calls));
             let result = result + &self.repetition_warning().unwrap_or_default();
-            let pid = self.ctx.pid().to_string();
             self.host.telemetry.answered(
-                &pid,
+                self.ctx.pid(),
                 &self.state.agent_id,
                 turn_no,
                 (&call.id, &call.name),

@@ -57,16 +57,11 @@ impl Agent {
             }),
             _ => prompt,
         };
-        let mut note = opening_note(&moves, &profile, &predecessor, entered, None);
         let held_shared = self.state.memory_link.as_ref().is_some_and(|l| l.profile_bound);
         let scope = successor.capabilities().memories().map(|m| m.scope());
-        if let Some(memories) = shared_memories_note(held_shared, scope, &profile, &predecessor) {
-            note.push_str(&memories);
-        }
-        if let Some(prompt) = prompt.as_deref().filter(|p| !p.is_empty()) {
-            note.push_str("\n\n");
-            note.push_str(prompt);
-        }
+        let memories = shared_memories_note(held_shared, scope, &profile, &predecessor);
+        let note =
+            opening_note(&moves, &profile, &predecessor, entered, memories.as_deref(), prompt.as_deref());
         let entered_machine = entered.is_some();
         let opening = Message::note(note);
         // What the successor inherits: the window before its opening note.

@@ -285,7 +285,14 @@ impl Telemetry {
 
     /// Sends a call's answer to answer subscribers, redacted; nothing is built when no one
     /// subscribes, and nothing is kept or written.
-    pub fn answered(&self, pid: &str, agent_id: &str, turn: u64, call: (&str, &str), result: &str) {
+    pub fn answered(
+        &self,
+        pid: crate::actors::Pid,
+        agent_id: &str,
+        turn: u64,
+        call: (&str, &str),
+        result: &str,
+    ) {
         if self.inner.answered.receiver_count() == 0 {
             return;
         }
