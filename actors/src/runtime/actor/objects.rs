@@ -315,11 +315,10 @@ pub(crate) fn release_children(stage: &mut Stage<'_>, parent: Pid, children: &[P
 pub(super) fn resolve(space: &ObjectSpace, me: Pid, target: &ObjectTarget) -> Result<Oid, ToolError> {
     match target {
         ObjectTarget::Oid(oid) => Ok(*oid),
-        ObjectTarget::Name(name) => {
-            space.process(me).and_then(|m| m.namespace.get(name).copied()).ok_or_else(|| {
-                ToolError::new("unknown_name", format!("{me} binds no object to the name {name:?}"))
-            })
-        }
+        ObjectTarget::Name(name) => space
+            .process(me)
+            .and_then(|m| m.namespace.get(name).copied())
+            .ok_or_else(|| ObjectError::UnknownName { pid: me, name: name.clone() }.into()),
     }
 }
 
