@@ -52,31 +52,7 @@ fn bench(c: &mut Criterion) {
                 let rt = agentvisor::actors::runtime::Runtime::open(dir.path(), common::options())
                     .await
                     .expect("rt");
-                let rt = std::sync::Arc::new(rt);
-                let mut roots = Vec::new();
-                for _ in 0..spawners {
-                    roots.push(common::root(&rt).await);
-                }
-                let per = iters.div_ceil(spawners as u64);
-                let start = Instant::now();
-                let mut tasks = Vec::new();
-                for root in roots {
-                    let rt = rt.clone();
-                    tasks.push(tokio::spawn(async move {
-                        for _ in 0..per {
-                            common::spawn(&rt, root, "idle").await;
-                        }
-                    }));
-                }
-                for t in tasks {
-                    t.await.expect("spawner");
-                }
-                // Scale to the requested iteration count (rounding up gave each spawner `per`).
-                let elapsed = start.elapsed().mul_f64(iters as f64 / (per * spawners as u64) as f64);
-                if let Ok(rt) = std::sync::Arc::try_unwrap(rt) {
-                    rt.shutdown().await.expect("shutdown");
-                }
-                elapsed
+                common::spawn_concurrently(rt, spawners, iters).await
             })
         });
     }

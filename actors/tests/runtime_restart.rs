@@ -2,11 +2,14 @@
 //! left `running` come back, how a suspended child wait is re-armed, and that a second opener of
 //! a live state directory only reads.
 //!
-//! Each scenario runs twice: on one `MemoryStore` shared by two `Runtime::start`s, and on a real
-//! SQLite state directory opened twice with `Runtime::open`. Rows "left behind by an earlier
-//! runtime" are written straight through the `Store` trait while no runtime is open.
+//! Each scenario runs three times: on one `MemoryStore` shared by two `Runtime::start`s, on a
+//! real SQLite state directory opened twice with `Runtime::open`, and on a PostgreSQL database
+//! opened twice as a `PostgresStore` (on a multi-threaded runtime, where its reads move off the
+//! worker). Rows "left behind by an earlier runtime" are written straight through the `Store`
+//! trait while no runtime is open.
 
 mod common;
+mod pg_server;
 
 use agentvisor_actors::Pid;
 use agentvisor_actors::kernel::budget::Budget;
@@ -19,7 +22,7 @@ use agentvisor_actors::runtime::calls::{Call, CallOk, ObjectTarget, WaitResult};
 use agentvisor_actors::runtime::ids::UuidV7Ids;
 use agentvisor_actors::runtime::program::{Image, StartKind, program_fn};
 use agentvisor_actors::runtime::{DB_FILE, RecoveryReport, Runtime, RuntimeError, RuntimeOptions};
-use agentvisor_actors::store::{Change, MemoryStore, ProcessQuery, SqliteStore, Store};
+use agentvisor_actors::store::{Change, MemoryStore, PostgresStore, ProcessQuery, SqliteStore, Store};
 use common::*;
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -31,6 +34,8 @@ use tokio::sync::mpsc;
 enum Backing {
     Memory(Arc<MemoryStore>),
     Sqlite(tempfile::TempDir),
+    /// The URL of a database of its own.
+    Postgres(String),
 }
 
 impl Backing {
@@ -42,11 +47,30 @@ impl Backing {
         Backing::Sqlite(tempfile::tempdir().expect("a temporary state directory"))
     }
 
+    /// A fresh database, or `None` when the PostgreSQL tests are skipped.
+    fn postgres() -> Option<Backing> {
+        pg_server::fresh_database().map(Backing::Postgres)
+    }
+
+    /// A read-only view of the state, while no runtime is open.
+    fn view(&self) -> Arc<dyn Store> {
+        match self {
+            Backing::Memory(store) => store.clone(),
+            Backing::Sqlite(dir) => {
+                Arc::new(SqliteStore::open_read_only(&dir.path().join(DB_FILE)).expect("open the view"))
+            }
+            Backing::Postgres(url) => Arc::new(PostgresStore::open_read_only(url).expect("open the view")),
+        }
+    }
+
     /// Opens (or starts) the owning runtime on this state.
     async fn open(&self, options: RuntimeOptions) -> Runtime {
         let rt = match self {
             Backing::Memory(store) => Runtime::start(store.clone(), options).await,
             Backing::Sqlite(dir) => Runtime::open(dir.path(), options).await,
+            Backing::Postgres(url) => {
+                Runtime::start(Arc::new(PostgresStore::open(url).expect("open the database")), options).await
+            }
         }
         .expect("open the runtime");
         assert!(!rt.is_read_only());
@@ -68,6 +92,11 @@ impl Backing {
                 write(&store, changes).await;
                 store.close();
             }
+            Backing::Postgres(url) => {
+                let store = PostgresStore::open(url).expect("open the database");
+                write(&store, changes).await;
+                store.close();
+            }
         }
     }
 }
@@ -83,6 +112,11 @@ macro_rules! on_both_backings {
             #[tokio::test]
             async fn sqlite() {
                 super::$scenario(super::Backing::sqlite()).await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let Some(backing) = super::Backing::postgres() else { return };
+                super::$scenario(backing).await;
             }
         }
     )*};
@@ -448,13 +482,7 @@ async fn a_wait_whose_child_ended_while_no_runtime_ran_completes_on_reopen(backi
 
     // The child's end reached the store but nobody resumed the wait (as after a crash between
     // the child's commit and its parent's notice).
-    let mut ended = match &backing {
-        Backing::Memory(store) => store.process(child).expect("read").expect("row"),
-        Backing::Sqlite(dir) => {
-            let store = SqliteStore::open_read_only(&dir.path().join(DB_FILE)).expect("open");
-            store.process(child).expect("read").expect("row")
-        }
-    };
+    let mut ended = backing.view().process(child).expect("read").expect("row");
     ended.apply(Event::Resume { epoch: Epoch(2), claim: false }).expect("resume");
     ended.apply(Event::Exit { result_oid: None }).expect("exit");
     backing.left_behind(vec![Change::PutProcess(ended)]).await;

@@ -1,5 +1,6 @@
 //! The same assertions against every `Store` implementation: whatever `MemoryStore` does,
-//! `SqliteStore` does too.
+//! `SqliteStore` and `PostgresStore` do too. The PostgreSQL cases each get a fresh database on
+//! the test server (`pg_server`).
 
 use agentvisor_actors::kernel::capability::{ConstraintValue, Constraints, Grant, Rights};
 use agentvisor_actors::kernel::ids::{CountingIds, Epoch, IdSource, Oid, Pid};
@@ -15,6 +16,7 @@ use agentvisor_actors::store::{Change, CommitReceipt, Envelope, ProcessQuery, St
 use serde_json::json;
 use std::collections::BTreeSet;
 
+mod pg_server;
 mod store_fixtures;
 
 use store_fixtures::{
@@ -909,6 +911,17 @@ macro_rules! conformance {
                     let dir = tempfile::tempdir().expect("a temporary directory");
                     let store = SqliteStore::open(&dir.path().join("agentvisor.db"))
                         .expect("opens");
+                    super::$case(&store).await;
+                }
+            )*
+        }
+        mod postgres {
+            use agentvisor_actors::store::PostgresStore;
+            $(
+                #[tokio::test]
+                async fn $case() {
+                    let Some(url) = super::pg_server::fresh_database() else { return };
+                    let store = PostgresStore::open(&url).expect("opens");
                     super::$case(&store).await;
                 }
             )*

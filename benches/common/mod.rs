@@ -67,6 +67,36 @@ pub async fn spawn(rt: &Runtime, parent: Pid, image: &str) -> Pid {
     }
 }
 
+/// The time `spawners` concurrent roots take to launch about `iters` idle children in all,
+/// each root one after another, scaled to exactly `iters`; then shuts the runtime down.
+pub async fn spawn_concurrently(rt: Runtime, spawners: usize, iters: u64) -> std::time::Duration {
+    let rt = std::sync::Arc::new(rt);
+    let mut roots = Vec::new();
+    for _ in 0..spawners {
+        roots.push(root(&rt).await);
+    }
+    let per = iters.div_ceil(spawners as u64);
+    let start = std::time::Instant::now();
+    let mut tasks = Vec::new();
+    for parent in roots {
+        let rt = rt.clone();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..per {
+                spawn(&rt, parent, "idle").await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("spawner");
+    }
+    // Scale to the requested iteration count (rounding up gave each spawner `per`).
+    let elapsed = start.elapsed().mul_f64(iters as f64 / (per * spawners as u64) as f64);
+    if let Ok(rt) = std::sync::Arc::try_unwrap(rt) {
+        rt.shutdown().await.expect("shutdown");
+    }
+    elapsed
+}
+
 /// Waits (blocking) as `parent` for `child`.
 pub async fn wait(rt: &Runtime, parent: Pid, child: Pid) {
     match rt.call_as(parent, Call::Wait { child_pid: child, block: true }).await {

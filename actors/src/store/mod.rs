@@ -11,11 +11,15 @@
 
 mod envelope;
 mod memory;
+mod postgres;
+mod sql;
 mod sqlite;
 
 pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError, PayloadKind};
 pub use memory::MemoryStore;
-pub use sqlite::SqliteStore;
+pub use postgres::PostgresStore;
+pub use sql::writer::WriterHold;
+pub use sqlite::{SqliteStore, WriterPragmas};
 
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};

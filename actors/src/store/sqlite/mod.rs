@@ -2,40 +2,62 @@
 //! commit, readers on their own connections, fail-stop after any failed write.
 //!
 //! - [`schema`]: tables, version check, pragmas and how connections are opened.
-//! - [`codec`]: kernel types to and from column values.
-//! - [`apply`]: one change set as portable SQL, with its preconditions.
-//! - [`writer`]: the writer thread, group commit and fail-stop.
-//! - [`read`]: the pool of read connections and the queries, mailbox reads included.
+//! - [`db`]: the portable layer's connection (`store::sql::Db`) on SQLite.
+//! - [`read`]: the pool of read connections, and what a view of an older file checks first.
 //!
-//! The on-disk format is described in `docs/storage-format.md`.
+//! The statements, the codec, how a change set is applied, the queries and the writer thread
+//! are the portable layer's (`store::sql`), shared with the PostgreSQL store. The on-disk
+//! format is described in `docs/storage-format.md`.
 
-mod apply;
-mod codec;
+mod db;
 mod read;
 mod schema;
-mod writer;
 
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::objects::ObjectSpace;
 use crate::kernel::process::ProcessRow;
+use crate::store::sql::Db;
+use crate::store::sql::writer::{Backend, Writer, WriterHold};
 use crate::store::{
     CallKey, Change, CommitTicket, Envelope, FailureWatch, InjectedFault, ProcessQuery, Store, StoreError,
 };
-use parking_lot::{Mutex, MutexGuard, RwLock};
+use db::SqliteDb;
 use read::ReadPool;
+use rusqlite::Connection;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::mpsc::{self, SyncSender};
-use std::thread::JoinHandle;
-use writer::{Request, Shared, WriterPragmas};
 
-/// Requests that may wait for the writer at once. A submitter finding the queue full blocks
-/// until the writer takes a group out (backpressure instead of unbounded memory). Each group
-/// takes up to `GROUP_COMMIT_CHANGES_MAX` changes, so a full queue drains in a few commits.
-const SUBMIT_QUEUE_MAX: usize = 4096;
+/// The durability settings of the writer's connection, as SQLite reports them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriterPragmas {
+    /// `PRAGMA journal_mode`, e.g. `wal`.
+    pub journal_mode: String,
+    /// `PRAGMA synchronous`: 0 off, 1 normal, 2 full, 3 extra.
+    pub synchronous: i64,
+    /// `PRAGMA foreign_keys`.
+    pub foreign_keys: bool,
+    /// `PRAGMA busy_timeout`, in milliseconds.
+    pub busy_timeout_ms: i64,
+}
+
+/// The writer's connection.
+struct SqliteBackend(SqliteDb<Connection>);
+
+impl Backend for SqliteBackend {
+    fn db(&mut self) -> &mut dyn Db {
+        &mut self.0
+    }
+
+    fn close(self) {
+        // Closing checkpoints the WAL into the main file; a failure here loses nothing
+        // committed.
+        if let Err((_, e)) = self.0.0.close() {
+            tracing::warn!(error = %e, "closing the store's writer connection failed");
+        }
+    }
+}
 
 /// The SQLite store: one embedded file in WAL mode with `synchronous=FULL`, one writer thread
 /// that folds concurrent change sets into one transaction (group commit), readers on pooled
@@ -47,22 +69,7 @@ const SUBMIT_QUEUE_MAX: usize = 4096;
 pub struct SqliteStore {
     readers: ReadPool,
     /// `None` for the read-only view.
-    writer: Option<Writer>,
-}
-
-struct Writer {
-    /// `None` once closed.
-    requests: RwLock<Option<SyncSender<Request>>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    shared: Arc<Shared>,
-}
-
-/// Keeps the writer from starting its next group while held; see
-/// [`SqliteStore::hold_writer`].
-#[doc(hidden)]
-#[must_use = "the writer is held only while this guard lives"]
-pub struct WriterHold<'a> {
-    _guard: MutexGuard<'a, ()>,
+    writer: Option<Writer<SqliteBackend>>,
 }
 
 impl SqliteStore {
@@ -74,24 +81,11 @@ impl SqliteStore {
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         let conn = schema::open_writer(path)?;
         let readers = ReadPool::new(path.to_path_buf(), schema::open_reader(path)?);
-        let shared = Arc::new(Shared::default());
-        let (requests, receiver) = mpsc::sync_channel(SUBMIT_QUEUE_MAX);
-        let thread_shared = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("agentvisor-store-writer".to_string())
-            .spawn(move || writer::run(conn, receiver, &thread_shared))
-            .map_err(|e| StoreError::Open {
-                path: path.display().to_string(),
-                message: format!("failed to start the writer thread: {e}"),
-            })?;
-        Ok(SqliteStore {
-            readers,
-            writer: Some(Writer {
-                requests: RwLock::new(Some(requests)),
-                thread: Mutex::new(Some(thread)),
-                shared,
-            }),
-        })
+        let writer = Writer::start(SqliteBackend(SqliteDb(conn))).map_err(|e| StoreError::Open {
+            path: path.display().to_string(),
+            message: format!("failed to start the writer thread: {e}"),
+        })?;
+        Ok(SqliteStore { readers, writer: Some(writer) })
     }
 
     /// Opens an existing store for reading only: every write is refused with
@@ -117,14 +111,8 @@ impl SqliteStore {
     /// and waits for it. Later submissions resolve [`StoreError::Closed`]. Reads keep working.
     /// Idempotent.
     pub fn close(&self) {
-        let Some(writer) = &self.writer else { return };
-        // Dropping the only sender ends the writer's loop once the queue is empty.
-        drop(writer.requests.write().take());
-        let thread = writer.thread.lock().take();
-        if let Some(thread) = thread
-            && thread.join().is_err()
-        {
-            tracing::error!("the store's writer thread panicked");
+        if let Some(writer) = &self.writer {
+            writer.close();
         }
     }
 
@@ -133,29 +121,27 @@ impl SqliteStore {
     #[doc(hidden)]
     pub fn inject_write_failure(&self) {
         if let Some(writer) = &self.writer {
-            writer.shared.inject_failure();
+            writer.inject_failure();
         }
     }
 
     /// How many transactions the writer has committed since this store was opened.
     #[doc(hidden)]
     pub fn commits_so_far(&self) -> u64 {
-        self.writer.as_ref().map_or(0, |w| w.shared.commits())
+        self.writer.as_ref().map_or(0, Writer::commits)
     }
 
     /// Keeps the writer from starting its next group until the returned guard is dropped, so
     /// that a test can queue several submissions and see them committed as one group.
     #[doc(hidden)]
     pub fn hold_writer(&self) -> Option<WriterHold<'_>> {
-        self.writer.as_ref().map(|w| WriterHold { _guard: w.shared.gate.lock() })
+        self.writer.as_ref().map(Writer::hold)
     }
 
     /// The writer connection's durability settings, as SQLite reports them.
     #[doc(hidden)]
     pub fn writer_pragmas(&self) -> Result<WriterPragmas, StoreError> {
-        let (reply, answer) = mpsc::channel();
-        self.send(Request::Pragmas { reply })?;
-        answer.recv().map_err(|_| StoreError::Closed)?
+        self.writer()?.run(|backend, _| pragmas(&backend.0.0).map_err(|e| StoreError::Read(e.to_string())))
     }
 
     /// SQLite's plan for a process query, one line per step (`EXPLAIN QUERY PLAN`); for
@@ -178,13 +164,19 @@ impl SqliteStore {
         self.readers.message_counters_plan()
     }
 
-    /// Sends a request to the writer; `Closed` if there is none any more.
-    fn send(&self, request: Request) -> Result<(), StoreError> {
-        let writer = self.writer.as_ref().ok_or(StoreError::ReadOnly)?;
-        let requests = writer.requests.read();
-        let sender = requests.as_ref().ok_or(StoreError::Closed)?;
-        sender.send(request).map_err(|_| StoreError::Closed)
+    /// The writer; `ReadOnly` for a view.
+    fn writer(&self) -> Result<&Writer<SqliteBackend>, StoreError> {
+        self.writer.as_ref().ok_or(StoreError::ReadOnly)
     }
+}
+
+fn pragmas(conn: &Connection) -> rusqlite::Result<WriterPragmas> {
+    Ok(WriterPragmas {
+        journal_mode: conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?,
+        synchronous: conn.pragma_query_value(None, "synchronous", |r| r.get(0))?,
+        foreign_keys: conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?,
+        busy_timeout_ms: conn.pragma_query_value(None, "busy_timeout", |r| r.get(0))?,
+    })
 }
 
 impl Drop for SqliteStore {
@@ -195,23 +187,14 @@ impl Drop for SqliteStore {
 
 impl Store for SqliteStore {
     fn submit(&self, changes: Vec<Change>) -> CommitTicket {
-        let Some(writer) = &self.writer else {
-            return CommitTicket::ready(Err(StoreError::ReadOnly));
-        };
-        if let Some(cause) = writer.shared.stopped() {
-            return CommitTicket::ready(Err(StoreError::FailStopped { cause }));
-        }
-        let (reply, ticket) = CommitTicket::channel();
-        match self.send(Request::Commit { changes, reply }) {
-            Ok(()) => ticket,
-            Err(e) => CommitTicket::ready(Err(e)),
+        match &self.writer {
+            Some(writer) => writer.submit(changes),
+            None => CommitTicket::ready(Err(StoreError::ReadOnly)),
         }
     }
 
     fn begin_epoch(&self) -> Result<Epoch, StoreError> {
-        let (reply, answer) = mpsc::channel();
-        self.send(Request::BeginEpoch { reply })?;
-        answer.recv().map_err(|_| StoreError::Closed)?
+        self.writer()?.begin_epoch()
     }
 
     fn epoch(&self) -> Result<Epoch, StoreError> {
@@ -249,7 +232,7 @@ impl Store for SqliteStore {
     fn is_writable(&self) -> bool {
         match &self.writer {
             None => false,
-            Some(writer) => writer.shared.stopped().is_none() && writer.requests.read().is_some(),
+            Some(writer) => writer.is_writable(),
         }
     }
 
@@ -262,7 +245,7 @@ impl Store for SqliteStore {
     }
 
     fn failures(&self) -> Option<FailureWatch> {
-        self.writer.as_ref().map(|w| w.shared.failures())
+        self.writer.as_ref().map(Writer::failures)
     }
 
     fn inject_fault_after(
@@ -270,7 +253,7 @@ impl Store for SqliteStore {
         commits: u64,
         fault: InjectedFault,
     ) -> Option<tokio::sync::oneshot::Receiver<()>> {
-        self.writer.as_ref().map(|w| w.shared.arm_fault(commits, fault))
+        self.writer.as_ref().map(|w| w.arm_fault(commits, fault))
     }
 
     fn mailbox(&self, recipient: Pid, query: &MailboxQuery) -> Result<MailboxPage, StoreError> {

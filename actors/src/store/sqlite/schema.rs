@@ -180,10 +180,6 @@ ALTER TABLE processes ADD COLUMN restart TEXT NULL;
 /// together with the version bump.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
 
-/// The `WHERE` term that selects non-terminal rows. Queries must spell it exactly like the
-/// partial index `processes_live_parent` does, or the planner cannot use that index.
-pub(super) const LIVE_STATUS: &str = "status NOT IN ('exited', 'failed', 'killed')";
-
 fn open_error(path: &Path, message: impl std::fmt::Display) -> StoreError {
     StoreError::Open { path: path.display().to_string(), message: message.to_string() }
 }
@@ -364,15 +360,4 @@ fn create_schema(conn: &Connection) -> Result<(), SchemaError> {
             Err(e)
         }
     }
-}
-
-/// Reads the current epoch (0 before any runtime began one).
-pub(super) fn read_epoch(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("SELECT value FROM meta WHERE key = 'epoch'", [], |r| r.get(0))
-}
-
-/// Increments the epoch inside the caller's transaction and returns the new value.
-pub(super) fn bump_epoch(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'epoch'", [])?;
-    read_epoch(conn)
 }

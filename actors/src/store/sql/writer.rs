@@ -1,26 +1,46 @@
 //! The writer thread: the only connection that writes, folding concurrent change sets into one
-//! transaction (group commit) and stopping for good after a failed write (fail-stop).
+//! transaction (group commit) and stopping for good after a failed write (fail-stop). One
+//! design for both SQL backends: a backend supplies the connection ([`Backend`]), this module
+//! everything else.
 //!
 //! Loop: block for one request; drain whatever else is already queued, up to
 //! [`limits::GROUP_COMMIT_CHANGES_MAX`] changes; run one transaction with one savepoint per
-//! change set; COMMIT (with `synchronous=FULL`, after fsync); only then answer every caller.
+//! change set; COMMIT (durable when it returns: SQLite's `synchronous=FULL`, PostgreSQL's
+//! `synchronous_commit=on`); only then answer every caller.
 
 use super::apply::{ApplyError, apply_set};
-use super::schema;
+use super::{Db, DbError, select_one};
 use crate::kernel::ids::Epoch;
 use crate::limits;
-use crate::store::{Change, CommitReceipt, InjectedFault, StoreError};
-use parking_lot::Mutex;
-use rusqlite::Connection;
-use std::sync::OnceLock;
+use crate::store::{Change, CommitReceipt, CommitTicket, FailureWatch, InjectedFault, StoreError};
+use parking_lot::{Mutex, MutexGuard, RwLock};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+
+/// Requests that may wait for the writer at once. A submitter finding the queue full blocks
+/// until the writer takes a group out (backpressure instead of unbounded memory). Each group
+/// takes up to `GROUP_COMMIT_CHANGES_MAX` changes, so a full queue drains in a few commits.
+const SUBMIT_QUEUE_MAX: usize = 4096;
+
+/// The writer's connection, as a backend provides it.
+pub(in crate::store) trait Backend: Send + 'static {
+    /// The connection every statement runs on.
+    fn db(&mut self) -> &mut dyn Db;
+
+    /// Closes the connection once the writer has answered everything.
+    fn close(self);
+}
 
 /// Where a commit's outcome goes.
-pub(super) type Reply = tokio::sync::oneshot::Sender<Result<CommitReceipt, StoreError>>;
+type Reply = tokio::sync::oneshot::Sender<Result<CommitReceipt, StoreError>>;
+
+/// Work run on the writer thread, between groups, with its connection.
+type Task<B> = Box<dyn FnOnce(&mut B, &Shared) + Send>;
 
 /// What the writer thread is asked to do.
-pub(super) enum Request {
+enum Request<B> {
     /// Commit one atomic change set.
     Commit {
         /// The change set.
@@ -28,29 +48,8 @@ pub(super) enum Request {
         /// Its caller's ticket.
         reply: Reply,
     },
-    /// Durably increment the runtime epoch.
-    BeginEpoch {
-        /// The caller, blocked until the epoch is durable.
-        reply: Sender<Result<Epoch, StoreError>>,
-    },
-    /// Report the writer connection's durability settings (for tests and diagnostics).
-    Pragmas {
-        /// The caller.
-        reply: Sender<Result<WriterPragmas, StoreError>>,
-    },
-}
-
-/// The durability settings of the writer's connection, as SQLite reports them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WriterPragmas {
-    /// `PRAGMA journal_mode`, e.g. `wal`.
-    pub journal_mode: String,
-    /// `PRAGMA synchronous`: 0 off, 1 normal, 2 full, 3 extra.
-    pub synchronous: i64,
-    /// `PRAGMA foreign_keys`.
-    pub foreign_keys: bool,
-    /// `PRAGMA busy_timeout`, in milliseconds.
-    pub busy_timeout_ms: i64,
+    /// Run something else on the writer's connection (begin an epoch, report settings).
+    Run(Task<B>),
 }
 
 /// A fault armed by a test: played after `after` more commits; `fired` is told when it is.
@@ -61,7 +60,7 @@ struct ArmedFault {
 }
 
 /// State shared between the store handle and its writer thread.
-pub(super) struct Shared {
+pub(in crate::store) struct Shared {
     /// The first failure, once the store has fail-stopped. Set once, read without a lock on
     /// every submit.
     stopped: OnceLock<String>,
@@ -70,7 +69,7 @@ pub(super) struct Shared {
     /// Transactions committed by this writer.
     commits: AtomicU64,
     /// Held by a test to keep the writer from starting its next group.
-    pub(super) gate: Mutex<()>,
+    gate: Mutex<()>,
     /// Tells watchers the fail-stop cause once the store stops.
     failures: tokio::sync::watch::Sender<Option<String>>,
     /// A fault a test armed, if any.
@@ -92,7 +91,7 @@ impl Default for Shared {
 
 impl Shared {
     /// The cause, if the store has fail-stopped.
-    pub(super) fn stopped(&self) -> Option<String> {
+    pub(in crate::store) fn stopped(&self) -> Option<String> {
         self.stopped.get().cloned()
     }
 
@@ -105,12 +104,16 @@ impl Shared {
     }
 
     /// A watch that turns `Some(cause)` when the store fail-stops.
-    pub(super) fn failures(&self) -> tokio::sync::watch::Receiver<Option<String>> {
+    pub(in crate::store) fn failures(&self) -> tokio::sync::watch::Receiver<Option<String>> {
         self.failures.subscribe()
     }
 
     /// Arms `fault` to be played after `after` more commits (at least one).
-    pub(super) fn arm_fault(&self, after: u64, fault: InjectedFault) -> tokio::sync::oneshot::Receiver<()> {
+    pub(in crate::store) fn arm_fault(
+        &self,
+        after: u64,
+        fault: InjectedFault,
+    ) -> tokio::sync::oneshot::Receiver<()> {
         let (fired, receiver) = tokio::sync::oneshot::channel();
         // Played by the writer thread after a commit, never by the caller: at least one.
         *self.fault.lock() = Some(ArmedFault { after: after.max(1), fault, fired: Some(fired) });
@@ -153,41 +156,41 @@ impl Shared {
     }
 
     /// Arms a one-shot failure of the next group's commit.
-    pub(super) fn inject_failure(&self) {
+    pub(in crate::store) fn inject_failure(&self) {
         self.inject_failure.store(true, Ordering::SeqCst);
     }
 
     /// Transactions committed so far.
-    pub(super) fn commits(&self) -> u64 {
+    pub(in crate::store) fn commits(&self) -> u64 {
         self.commits.load(Ordering::SeqCst)
     }
 }
 
 /// Why a group transaction failed as a whole.
 enum GroupError {
-    Sql(rusqlite::Error),
+    Db(DbError),
     Injected,
 }
 
-impl From<rusqlite::Error> for GroupError {
-    fn from(e: rusqlite::Error) -> Self {
-        GroupError::Sql(e)
+impl From<DbError> for GroupError {
+    fn from(e: DbError) -> Self {
+        GroupError::Db(e)
     }
 }
 
 impl GroupError {
     fn cause(&self) -> String {
         match self {
-            GroupError::Sql(e) => e.to_string(),
+            GroupError::Db(e) => e.to_string(),
             GroupError::Injected => "injected write failure".to_string(),
         }
     }
 }
 
 /// Runs the writer until every sender is gone, answering everything queued before that.
-pub(super) fn run(conn: Connection, requests: Receiver<Request>, shared: &Shared) {
+fn run<B: Backend>(mut backend: B, requests: Receiver<Request<B>>, shared: &Shared) {
     let _panic_stops = PanicStops(shared);
-    let mut carried: Option<Request> = None;
+    let mut carried: Option<Request<B>> = None;
     loop {
         let first = match carried.take() {
             Some(request) => request,
@@ -203,21 +206,12 @@ pub(super) fn run(conn: Connection, requests: Receiver<Request>, shared: &Shared
                 let mut group = Group::default();
                 group.push(changes, reply);
                 carried = group.drain(&requests);
-                group.commit(&conn, shared);
+                group.commit(backend.db(), shared);
             }
-            Request::BeginEpoch { reply } => {
-                // A caller that gave up waiting is not an error of the store.
-                let _ = reply.send(begin_epoch(&conn, shared));
-            }
-            Request::Pragmas { reply } => {
-                let _ = reply.send(pragmas(&conn).map_err(|e| StoreError::Read(e.to_string())));
-            }
+            Request::Run(task) => task(&mut backend, shared),
         }
     }
-    // Closing checkpoints the WAL into the main file; a failure here loses nothing committed.
-    if let Err((_, e)) = conn.close() {
-        tracing::warn!(error = %e, "closing the store's writer connection failed");
-    }
+    backend.close();
 }
 
 /// Fail-stops the store if the writer thread unwinds: a writer that died mid-group must not
@@ -262,7 +256,7 @@ impl Group {
 
     /// Takes already-queued commits until the group is full. Returns the first request that
     /// does not belong in this group, to be handled next.
-    fn drain(&mut self, requests: &Receiver<Request>) -> Option<Request> {
+    fn drain<B>(&mut self, requests: &Receiver<Request<B>>) -> Option<Request<B>> {
         while self.weight < limits::GROUP_COMMIT_CHANGES_MAX {
             match requests.try_recv() {
                 Ok(Request::Commit { changes, reply }) => {
@@ -279,11 +273,11 @@ impl Group {
     }
 
     /// Commits the group and answers every caller, only after COMMIT returned.
-    fn commit(self, conn: &Connection, shared: &Shared) {
+    fn commit(self, db: &mut dyn Db, shared: &Shared) {
         if let Some(cause) = shared.stopped() {
             return answer_all(self.replies, &StoreError::FailStopped { cause });
         }
-        match run_group(conn, shared, &self.sets) {
+        match run_group(db, shared, &self.sets) {
             Ok(results) => {
                 shared.commits.fetch_add(1, Ordering::SeqCst);
                 // Counted before anyone hears of the commit, so a fault armed after a commit
@@ -299,7 +293,7 @@ impl Group {
             }
             Err(e) => {
                 let cause = e.cause();
-                rollback_quietly(conn);
+                rollback_quietly(db);
                 shared.stop(&cause);
                 answer_all(self.replies, &StoreError::Write(cause));
             }
@@ -316,11 +310,11 @@ fn answer_all(replies: Vec<Reply>, error: &StoreError) {
 /// One transaction for the whole group; each change set inside its own savepoint so that a
 /// refused one leaves nothing behind and does not affect the others.
 fn run_group(
-    conn: &Connection,
+    db: &mut dyn Db,
     shared: &Shared,
     sets: &[Vec<Change>],
 ) -> Result<Vec<Result<CommitReceipt, StoreError>>, GroupError> {
-    conn.execute_batch("BEGIN IMMEDIATE")?;
+    db.begin_write()?;
     let mut results = Vec::with_capacity(sets.len());
     for changes in sets {
         // A one-change set is refused, if at all, before anything of it is written (a
@@ -328,72 +322,183 @@ fn run_group(
         // refused), so it needs no savepoint; most commits (one process row or one message)
         // take this path.
         if changes.len() <= 1 {
-            match apply_set(conn, changes) {
+            match apply_set(db, changes) {
                 Ok(receipt) => results.push(Ok(receipt)),
                 Err(ApplyError::Refused(refusal)) => results.push(Err(refusal)),
-                Err(ApplyError::Sql(e)) => return Err(GroupError::Sql(e)),
+                Err(ApplyError::Db(e)) => return Err(GroupError::Db(e)),
             }
             continue;
         }
-        conn.prepare_cached("SAVEPOINT change_set")?.execute([])?;
-        match apply_set(conn, changes) {
+        db.execute("SAVEPOINT change_set", &[])?;
+        match apply_set(db, changes) {
             Ok(receipt) => {
-                conn.prepare_cached("RELEASE SAVEPOINT change_set")?.execute([])?;
+                db.execute("RELEASE SAVEPOINT change_set", &[])?;
                 results.push(Ok(receipt));
             }
             Err(ApplyError::Refused(refusal)) => {
-                conn.prepare_cached("ROLLBACK TO SAVEPOINT change_set")?.execute([])?;
-                conn.prepare_cached("RELEASE SAVEPOINT change_set")?.execute([])?;
+                db.execute("ROLLBACK TO SAVEPOINT change_set", &[])?;
+                db.execute("RELEASE SAVEPOINT change_set", &[])?;
                 results.push(Err(refusal));
             }
-            Err(ApplyError::Sql(e)) => return Err(GroupError::Sql(e)),
+            Err(ApplyError::Db(e)) => return Err(GroupError::Db(e)),
         }
     }
     if shared.inject_failure.swap(false, Ordering::SeqCst) {
         return Err(GroupError::Injected);
     }
-    conn.execute_batch("COMMIT")?;
+    db.commit()?;
     Ok(results)
 }
 
 /// Abandons an open transaction after a failure. If even that fails the store is already
 /// stopping, and the connection is never written through again.
-fn rollback_quietly(conn: &Connection) {
-    if !conn.is_autocommit()
-        && let Err(e) = conn.execute_batch("ROLLBACK")
-    {
+fn rollback_quietly(db: &mut dyn Db) {
+    if let Err(e) = db.rollback() {
         tracing::warn!(error = %e, "rolling back a failed group commit failed");
     }
 }
 
-fn begin_epoch(conn: &Connection, shared: &Shared) -> Result<Epoch, StoreError> {
+/// The current epoch (0 before any runtime began one).
+pub(in crate::store) fn read_epoch(db: &mut dyn Db) -> Result<Epoch, StoreError> {
+    let value = select_one(db, "SELECT value FROM meta WHERE key = 'epoch'", &[], |r| r.int(0))
+        .map_err(DbError::into_read)?
+        .ok_or_else(|| StoreError::Corrupt("the store has no epoch row".to_string()))?;
+    u64::try_from(value).map(Epoch).map_err(|_| StoreError::Corrupt(format!("epoch {value} is negative")))
+}
+
+/// Durably increments the epoch in a transaction of its own.
+fn begin_epoch(db: &mut dyn Db, shared: &Shared) -> Result<Epoch, StoreError> {
     if let Some(cause) = shared.stopped() {
         return Err(StoreError::FailStopped { cause });
     }
     let result = (|| {
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        let epoch = schema::bump_epoch(conn)?;
-        conn.execute_batch("COMMIT")?;
-        Ok::<_, rusqlite::Error>(epoch)
+        db.begin_write()?;
+        db.execute("UPDATE meta SET value = value + 1 WHERE key = 'epoch'", &[])?;
+        let epoch = select_one(db, "SELECT value FROM meta WHERE key = 'epoch'", &[], |r| r.int(0))?;
+        db.commit()?;
+        Ok::<_, DbError>(epoch)
     })();
     match result {
-        Ok(epoch) => u64::try_from(epoch)
+        Ok(Some(epoch)) => u64::try_from(epoch)
             .map(Epoch)
             .map_err(|_| StoreError::Corrupt(format!("epoch {epoch} is negative"))),
+        Ok(None) => Err(StoreError::Corrupt("the store has no epoch row".to_string())),
         Err(e) => {
             let cause = e.to_string();
-            rollback_quietly(conn);
+            rollback_quietly(db);
             shared.stop(&cause);
             Err(StoreError::Write(cause))
         }
     }
 }
 
-fn pragmas(conn: &Connection) -> rusqlite::Result<WriterPragmas> {
-    Ok(WriterPragmas {
-        journal_mode: conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?,
-        synchronous: conn.pragma_query_value(None, "synchronous", |r| r.get(0))?,
-        foreign_keys: conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?,
-        busy_timeout_ms: conn.pragma_query_value(None, "busy_timeout", |r| r.get(0))?,
-    })
+/// The handle a store keeps on its writer thread.
+pub(in crate::store) struct Writer<B: Backend> {
+    /// `None` once closed.
+    requests: RwLock<Option<SyncSender<Request<B>>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    shared: Arc<Shared>,
+}
+
+/// Keeps the writer from starting its next group while held; see [`Writer::hold`].
+#[doc(hidden)]
+#[must_use = "the writer is held only while this guard lives"]
+pub struct WriterHold<'a> {
+    _guard: MutexGuard<'a, ()>,
+}
+
+impl<B: Backend> Writer<B> {
+    /// Starts the writer thread on `backend`'s connection.
+    pub(in crate::store) fn start(backend: B) -> std::io::Result<Writer<B>> {
+        let shared = Arc::new(Shared::default());
+        let (requests, receiver) = mpsc::sync_channel(SUBMIT_QUEUE_MAX);
+        let thread_shared = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("agentvisor-store-writer".to_string())
+            .spawn(move || run(backend, receiver, &thread_shared))?;
+        Ok(Writer { requests: RwLock::new(Some(requests)), thread: Mutex::new(Some(thread)), shared })
+    }
+
+    /// Submits a change set; see [`Store::submit`](crate::store::Store::submit).
+    pub(in crate::store) fn submit(&self, changes: Vec<Change>) -> CommitTicket {
+        if let Some(cause) = self.shared.stopped() {
+            return CommitTicket::ready(Err(StoreError::FailStopped { cause }));
+        }
+        let (reply, ticket) = CommitTicket::channel();
+        match self.send(Request::Commit { changes, reply }) {
+            Ok(()) => ticket,
+            Err(e) => CommitTicket::ready(Err(e)),
+        }
+    }
+
+    /// Runs `task` on the writer thread between groups and waits for its answer.
+    pub(in crate::store) fn run<T: Send + 'static>(
+        &self,
+        task: impl FnOnce(&mut B, &Shared) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (reply, answer) = mpsc::channel();
+        self.send(Request::Run(Box::new(move |backend, shared| {
+            // A caller that gave up waiting is not an error of the store.
+            let _ = reply.send(task(backend, shared));
+        })))?;
+        answer.recv().map_err(|_| StoreError::Closed)?
+    }
+
+    /// Durably increments the runtime epoch.
+    pub(in crate::store) fn begin_epoch(&self) -> Result<Epoch, StoreError> {
+        self.run(|backend, shared| begin_epoch(backend.db(), shared))
+    }
+
+    /// Stops the writer after it has committed and answered everything already submitted,
+    /// and waits for it. Idempotent.
+    pub(in crate::store) fn close(&self) {
+        // Dropping the only sender ends the writer's loop once the queue is empty.
+        drop(self.requests.write().take());
+        let thread = self.thread.lock().take();
+        if let Some(thread) = thread
+            && thread.join().is_err()
+        {
+            tracing::error!("the store's writer thread panicked");
+        }
+    }
+
+    /// Whether commits are still taken.
+    pub(in crate::store) fn is_writable(&self) -> bool {
+        self.shared.stopped().is_none() && self.requests.read().is_some()
+    }
+
+    /// A watch that turns `Some(cause)` when the store fail-stops.
+    pub(in crate::store) fn failures(&self) -> FailureWatch {
+        self.shared.failures()
+    }
+
+    /// Arms `fault` to be played after `commits` more commits.
+    pub(in crate::store) fn arm_fault(
+        &self,
+        commits: u64,
+        fault: InjectedFault,
+    ) -> tokio::sync::oneshot::Receiver<()> {
+        self.shared.arm_fault(commits, fault)
+    }
+
+    /// Makes the next group fail as if its COMMIT had failed.
+    pub(in crate::store) fn inject_failure(&self) {
+        self.shared.inject_failure();
+    }
+
+    /// Transactions committed so far.
+    pub(in crate::store) fn commits(&self) -> u64 {
+        self.shared.commits()
+    }
+
+    /// Keeps the writer from starting its next group until the guard is dropped.
+    pub(in crate::store) fn hold(&self) -> WriterHold<'_> {
+        WriterHold { _guard: self.shared.gate.lock() }
+    }
+
+    fn send(&self, request: Request<B>) -> Result<(), StoreError> {
+        let requests = self.requests.read();
+        let sender = requests.as_ref().ok_or(StoreError::Closed)?;
+        sender.send(request).map_err(|_| StoreError::Closed)
+    }
 }

@@ -1,18 +1,17 @@
-//! Applies one change set to the writer's open transaction, in portable SQL.
+//! Applies one change set to the writer's open transaction.
 //!
 //! Preconditions are checked against the database as it stands at that point of the group
 //! transaction, so a revocation committed earlier in the same group (by this caller or
 //! another) is seen. A refused change set is reported as [`ApplyError::Refused`] and the
-//! writer rolls back to the change set's savepoint; any SQL error is [`ApplyError::Sql`] and
-//! fails the whole group.
+//! writer rolls back to the change set's savepoint; any database error is [`ApplyError::Db`]
+//! and fails the whole group.
 
 use super::codec::{self, GrantColumns, HandleColumns, MessageColumns, ObjectMetaColumns, ProcessColumns};
+use super::{Cell, Db, DbError, Param, select, select_one};
 use crate::kernel::ids::{GrantId, Oid, Pid};
 use crate::kernel::mailbox::Message;
 use crate::kernel::objects::ObjectChange;
 use crate::store::{Change, CommitReceipt, StoreError};
-use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 /// Why a change set was not applied.
@@ -21,12 +20,12 @@ pub(super) enum ApplyError {
     /// A precondition failed: only this change set is refused.
     Refused(StoreError),
     /// The database failed: the whole group fails and the store stops.
-    Sql(rusqlite::Error),
+    Db(DbError),
 }
 
-impl From<rusqlite::Error> for ApplyError {
-    fn from(e: rusqlite::Error) -> Self {
-        ApplyError::Sql(e)
+impl From<DbError> for ApplyError {
+    fn from(e: DbError) -> Self {
+        ApplyError::Db(e)
     }
 }
 
@@ -59,7 +58,7 @@ const UPSERT_GRANT: &str = "INSERT INTO grants (id, holder, resource, rights, co
 /// The root and everything derived from it, transitively. `UNION` (not `UNION ALL`) makes
 /// the recursion stop even if stored `derived_from` links ever formed a cycle.
 const REVOCATION_CLOSURE: &str = "WITH RECURSIVE closure (id) AS ( \
-         SELECT ?1 \
+         SELECT CAST(?1 AS TEXT) \
          UNION \
          SELECT g.id FROM grants g JOIN closure c ON g.derived_from = c.id \
      ) \
@@ -152,46 +151,47 @@ const INSERT_CALL_KEY: &str = "INSERT INTO call_keys (caller, kind, call_key, an
      ON CONFLICT (caller, kind, call_key) DO NOTHING";
 
 /// Applies every change of one change set, in order, and says what it revoked.
-pub(super) fn apply_set(conn: &Connection, changes: &[Change]) -> Result<CommitReceipt, ApplyError> {
+pub(super) fn apply_set(db: &mut dyn Db, changes: &[Change]) -> Result<CommitReceipt, ApplyError> {
     let mut receipt = CommitReceipt::default();
     for change in changes {
         match change {
-            Change::PutProcess(row) => put_process(conn, &ProcessColumns::encode(row)?)?,
+            Change::PutProcess(row) => put_process(db, &ProcessColumns::encode(row)?)?,
             Change::PutGrant(grant) => {
                 if let Some(source) = grant.derived_from
-                    && !is_live(conn, source)?
+                    && !is_live(db, source)?
                 {
                     return Err(StoreError::SourceGrantRevoked { source_grant: source }.into());
                 }
-                put_grant(conn, &GrantColumns::encode(grant)?)?;
+                put_grant(db, &GrantColumns::encode(grant)?)?;
             }
-            Change::RevokeGrant(root) => receipt.revoked.extend(revoke(conn, *root)?),
+            Change::RevokeGrant(root) => receipt.revoked.extend(revoke(db, *root)?),
             Change::Objects(changes) => {
                 for change in changes {
-                    apply_object(conn, change)?;
+                    apply_object(db, change)?;
                 }
             }
             Change::PutPayload { oid, envelope } => {
-                conn.prepare_cached(UPSERT_PAYLOAD)?.execute(params![oid.to_string(), envelope.encode()])?;
+                db.execute(UPSERT_PAYLOAD, &[(&oid.to_string()).into(), (&envelope.encode()).into()])?;
             }
             Change::PutCheckpoint { pid, envelope } => {
-                conn.prepare_cached(UPSERT_CHECKPOINT)?
-                    .execute(params![pid.to_string(), envelope.encode()])?;
+                db.execute(UPSERT_CHECKPOINT, &[(&pid.to_string()).into(), (&envelope.encode()).into()])?;
             }
-            Change::PutMessage(message) => put_message(conn, message)?,
+            Change::PutMessage(message) => put_message(db, message)?,
             Change::PutKeyed { key, answer } => {
-                conn.prepare_cached(INSERT_CALL_KEY)?.execute(params![
-                    key.caller,
-                    key.kind.as_str(),
-                    key.key,
-                    answer.to_string()
-                ])?;
+                db.execute(
+                    INSERT_CALL_KEY,
+                    &[
+                        (&key.caller).into(),
+                        key.kind.as_str().into(),
+                        (&key.key).into(),
+                        (&answer.to_string()).into(),
+                    ],
+                )?;
             }
             Change::AckMessages { recipient, ids } => {
                 let recipient = recipient.to_string();
-                let mut ack = conn.prepare_cached(ACK_MESSAGE)?;
                 for id in ids {
-                    ack.execute(params![id.to_string(), recipient])?;
+                    db.execute(ACK_MESSAGE, &[(&id.to_string()).into(), (&recipient).into()])?;
                 }
             }
         }
@@ -199,83 +199,89 @@ pub(super) fn apply_set(conn: &Connection, changes: &[Change]) -> Result<CommitR
     Ok(receipt)
 }
 
-fn put_process(conn: &Connection, c: &ProcessColumns) -> rusqlite::Result<()> {
-    conn.prepare_cached(UPSERT_PROCESS)?.execute(params![
-        c.pid,
-        c.parent,
-        c.depth,
-        c.image,
-        c.cwd,
-        c.goal,
-        c.status,
-        c.wait_state,
-        c.pause_reason,
-        c.host_gate,
-        c.outcome,
-        c.result_oid,
-        c.state_generation,
-        c.epoch,
-        c.resume_claim,
-        c.started,
-        c.account,
-        c.restart,
-    ])?;
+fn put_process(db: &mut dyn Db, c: &ProcessColumns) -> Result<(), DbError> {
+    db.execute(
+        UPSERT_PROCESS,
+        &[
+            (&c.pid).into(),
+            (&c.parent).into(),
+            c.depth.into(),
+            (&c.image).into(),
+            (&c.cwd).into(),
+            (&c.goal).into(),
+            c.status.into(),
+            (&c.wait_state).into(),
+            (&c.pause_reason).into(),
+            (&c.host_gate).into(),
+            (&c.outcome).into(),
+            (&c.result_oid).into(),
+            c.state_generation.into(),
+            c.epoch.into(),
+            c.resume_claim.into(),
+            c.started.into(),
+            (&c.account).into(),
+            (&c.restart).into(),
+        ],
+    )?;
     Ok(())
 }
 
-fn put_grant(conn: &Connection, c: &GrantColumns) -> rusqlite::Result<()> {
-    conn.prepare_cached(UPSERT_GRANT)?.execute(params![
-        c.id,
-        c.holder,
-        c.resource,
-        c.rights,
-        c.constraints,
-        c.delegable,
-        c.live,
-        c.derived_from,
-    ])?;
+fn put_grant(db: &mut dyn Db, c: &GrantColumns) -> Result<(), DbError> {
+    db.execute(
+        UPSERT_GRANT,
+        &[
+            (&c.id).into(),
+            (&c.holder).into(),
+            (&c.resource).into(),
+            c.rights.into(),
+            (&c.constraints).into(),
+            c.delegable.into(),
+            c.live.into(),
+            (&c.derived_from).into(),
+        ],
+    )?;
     Ok(())
 }
 
 /// Applies one change to object memory with the meaning `ObjectSpace::apply` gives it, so
 /// that the tables, read back and replayed, are the same space. Never refused.
-fn apply_object(conn: &Connection, change: &ObjectChange) -> Result<(), ApplyError> {
+fn apply_object(db: &mut dyn Db, change: &ObjectChange) -> Result<(), ApplyError> {
     match change {
         ObjectChange::PutProcess { pid, goal, clearance } => {
-            put_memory(conn, *pid, *goal, clearance.as_ref())?;
+            put_memory(db, *pid, *goal, clearance.as_ref())?;
         }
-        ObjectChange::PutObject(meta) => put_object_meta(conn, &ObjectMetaColumns::encode(meta)?)?,
+        ObjectChange::PutObject(meta) => put_object_meta(db, &ObjectMetaColumns::encode(meta)?)?,
         ObjectChange::ReleaseObject { oid } => {
             let oid = oid.to_string();
-            conn.prepare_cached(RELEASE_OBJECT)?.execute([&oid])?;
-            conn.prepare_cached(DELETE_PAYLOAD)?.execute([&oid])?;
+            db.execute(RELEASE_OBJECT, &[(&oid).into()])?;
+            db.execute(DELETE_PAYLOAD, &[(&oid).into()])?;
         }
-        ObjectChange::PutHandle(handle) => put_handle(conn, &HandleColumns::encode(handle))?,
+        ObjectChange::PutHandle(handle) => put_handle(db, &HandleColumns::encode(handle))?,
         ObjectChange::RevokeHandle { holder, oid } => {
-            conn.prepare_cached(DELETE_HANDLE)?.execute([holder.to_string(), oid.to_string()])?;
+            db.execute(DELETE_HANDLE, &[(&holder.to_string()).into(), (&oid.to_string()).into()])?;
         }
         ObjectChange::PutName { pid, name, oid } => {
-            ensure_memory(conn, *pid)?;
-            conn.prepare_cached(UPSERT_NAME)?.execute(params![pid.to_string(), name, oid.to_string()])?;
+            ensure_memory(db, *pid)?;
+            db.execute(UPSERT_NAME, &[(&pid.to_string()).into(), name.into(), (&oid.to_string()).into()])?;
         }
         ObjectChange::RemoveName { pid, name } => {
-            conn.prepare_cached(DELETE_NAME)?.execute(params![pid.to_string(), name])?;
+            db.execute(DELETE_NAME, &[(&pid.to_string()).into(), name.into()])?;
         }
         ObjectChange::PutRoot { pid, oid } => {
-            ensure_memory(conn, *pid)?;
-            conn.prepare_cached(INSERT_ROOT)?.execute([pid.to_string(), oid.to_string()])?;
+            ensure_memory(db, *pid)?;
+            db.execute(INSERT_ROOT, &[(&pid.to_string()).into(), (&oid.to_string()).into()])?;
         }
         ObjectChange::SetContext { pid, labels } => {
-            set_memory_column(conn, SET_CONTEXT, *pid, codec::labels_column(labels)?)?;
+            set_memory_column(db, SET_CONTEXT, *pid, &codec::labels_column(labels)?)?;
         }
         ObjectChange::PutSkills { pid, skills } => {
-            set_memory_column(conn, SET_SKILLS, *pid, codec::skills_column(skills)?)?;
+            set_memory_column(db, SET_SKILLS, *pid, &codec::skills_column(skills)?)?;
         }
         ObjectChange::MarkCollected { pid, how } => {
-            set_memory_column(conn, SET_COLLECTION, *pid, codec::collection_column(*how).to_string())?;
+            set_memory_column(db, SET_COLLECTION, *pid, codec::collection_column(*how))?;
             let pid = pid.to_string();
-            conn.prepare_cached(DELETE_NAMES)?.execute([&pid])?;
-            conn.prepare_cached(DELETE_ROOTS_BUT_GOAL)?.execute([&pid])?;
+            db.execute(DELETE_NAMES, &[(&pid).into()])?;
+            db.execute(DELETE_ROOTS_BUT_GOAL, &[(&pid).into()])?;
         }
     }
     Ok(())
@@ -283,7 +289,7 @@ fn apply_object(conn: &Connection, change: &ObjectChange) -> Result<(), ApplyErr
 
 /// Replaces a process's whole memory: its names and roots go, and its row starts afresh.
 fn put_memory(
-    conn: &Connection,
+    db: &mut dyn Db,
     pid: Pid,
     goal: Oid,
     clearance: Option<&BTreeSet<String>>,
@@ -292,39 +298,42 @@ fn put_memory(
     // one-change fast path).
     let clearance = codec::clearance_column(clearance)?;
     let pid = pid.to_string();
-    conn.prepare_cached(DELETE_NAMES)?.execute([&pid])?;
-    conn.prepare_cached(DELETE_ROOTS)?.execute([&pid])?;
-    conn.prepare_cached(PUT_MEMORY)?.execute(params![pid, goal.to_string(), clearance])?;
+    db.execute(DELETE_NAMES, &[(&pid).into()])?;
+    db.execute(DELETE_ROOTS, &[(&pid).into()])?;
+    db.execute(PUT_MEMORY, &[(&pid).into(), (&goal.to_string()).into(), (&clearance).into()])?;
     Ok(())
 }
 
 /// Gives a process the default memory row unless it has one.
-fn ensure_memory(conn: &Connection, pid: Pid) -> rusqlite::Result<()> {
-    conn.prepare_cached(ENSURE_MEMORY)?.execute([pid.to_string()])?;
+fn ensure_memory(db: &mut dyn Db, pid: Pid) -> Result<(), DbError> {
+    db.execute(ENSURE_MEMORY, &[(&pid.to_string()).into()])?;
     Ok(())
 }
 
 /// Runs one of the upserts that set a single memory column (`?2`) of `pid`'s row.
-fn set_memory_column(conn: &Connection, sql: &str, pid: Pid, value: String) -> rusqlite::Result<()> {
-    conn.prepare_cached(sql)?.execute([pid.to_string(), value])?;
+fn set_memory_column(db: &mut dyn Db, sql: &str, pid: Pid, value: &str) -> Result<(), DbError> {
+    db.execute(sql, &[(&pid.to_string()).into(), value.into()])?;
     Ok(())
 }
 
-fn put_object_meta(conn: &Connection, c: &ObjectMetaColumns) -> rusqlite::Result<()> {
-    conn.prepare_cached(UPSERT_OBJECT_META)?.execute(params![
-        c.oid,
-        c.owner_kind,
-        c.owner_ref,
-        c.kind,
-        c.labels,
-        c.ephemeral,
-        c.released,
-    ])?;
+fn put_object_meta(db: &mut dyn Db, c: &ObjectMetaColumns) -> Result<(), DbError> {
+    db.execute(
+        UPSERT_OBJECT_META,
+        &[
+            (&c.oid).into(),
+            c.owner_kind.into(),
+            (&c.owner_ref).into(),
+            c.kind.into(),
+            (&c.labels).into(),
+            c.ephemeral.into(),
+            c.released.into(),
+        ],
+    )?;
     Ok(())
 }
 
-fn put_handle(conn: &Connection, c: &HandleColumns) -> rusqlite::Result<()> {
-    conn.prepare_cached(UPSERT_HANDLE)?.execute(params![c.holder, c.oid, c.rights, c.ephemeral])?;
+fn put_handle(db: &mut dyn Db, c: &HandleColumns) -> Result<(), DbError> {
+    db.execute(UPSERT_HANDLE, &[(&c.holder).into(), (&c.oid).into(), c.rights.into(), c.ephemeral.into()])?;
     Ok(())
 }
 
@@ -333,30 +342,33 @@ fn put_handle(conn: &Connection, c: &HandleColumns) -> rusqlite::Result<()> {
 /// message stays acknowledged; a different message under an id already stored refuses the
 /// change set with [`StoreError::Corrupt`]. "The same" is judged on the stored column values
 /// against the new message's encoding, which is exact (decoding payload floats need not be).
-fn put_message(conn: &Connection, message: &Message) -> Result<(), ApplyError> {
+fn put_message(db: &mut dyn Db, message: &Message) -> Result<(), ApplyError> {
     let c = MessageColumns::encode(message)?;
-    let inserted = conn.prepare_cached(INSERT_MESSAGE)?.execute(params![
-        c.message_id,
-        c.recipient,
-        c.seq,
-        c.sender_kind,
-        c.sender_pid,
-        c.kind,
-        c.channel,
-        c.correlation_id,
-        c.reply_to,
-        c.body,
-        c.payload,
-        c.labels,
-        c.acked,
-    ])?;
+    let inserted = db.execute(
+        INSERT_MESSAGE,
+        &[
+            (&c.message_id).into(),
+            (&c.recipient).into(),
+            c.seq.into(),
+            c.sender_kind.into(),
+            (&c.sender_pid).into(),
+            c.kind.into(),
+            (&c.channel).into(),
+            (&c.correlation_id).into(),
+            (&c.reply_to).into(),
+            (&c.body).into(),
+            (&c.payload).into(),
+            (&c.labels).into(),
+            c.acked.into(),
+        ],
+    )?;
     if inserted == 1 {
         return Ok(());
     }
-    let stored: Option<Vec<Value>> = conn
-        .prepare_cached(STORED_CONTENT)?
-        .query_row([&c.message_id], |r| (0..CONTENT_COLUMNS).map(|i| r.get::<_, Value>(i)).collect())
-        .optional()?;
+    // Normalized: a backend may keep free text as bytes.
+    let stored = select_one(db, STORED_CONTENT, &[(&c.message_id).into()], |r| {
+        (0..CONTENT_COLUMNS).map(|i| r.cell(i).map(Cell::normalized)).collect::<Result<Vec<_>, _>>()
+    })?;
     if stored.as_deref() == Some(c.content().as_slice()) {
         Ok(())
     } else {
@@ -369,11 +381,9 @@ fn put_message(conn: &Connection, message: &Message) -> Result<(), ApplyError> {
 }
 
 /// Whether a grant exists and is live right now, inside the group transaction.
-fn is_live(conn: &Connection, id: GrantId) -> rusqlite::Result<bool> {
-    let live: Option<bool> = conn
-        .prepare_cached("SELECT live FROM grants WHERE id = ?1")?
-        .query_row([id.to_string()], |r| r.get(0))
-        .optional()?;
+fn is_live(db: &mut dyn Db, id: GrantId) -> Result<bool, DbError> {
+    let live =
+        select_one(db, "SELECT live FROM grants WHERE id = ?1", &[(&id.to_string()).into()], |r| r.flag(0))?;
     Ok(live.unwrap_or(false))
 }
 
@@ -387,27 +397,25 @@ struct ClosureRow {
 /// Revokes `root` and its transitive derivations; returns each grant that went from live to
 /// revoked, with its holder, in breadth-first order from the root with siblings in id order
 /// (the order `kernel::capability::revocation_closure` and the in-memory store use).
-fn revoke(conn: &Connection, root: GrantId) -> Result<Vec<(GrantId, Pid)>, ApplyError> {
-    let mut rows = Vec::new();
-    {
-        let mut stmt = conn.prepare_cached(REVOCATION_CLOSURE)?;
-        let mut query = stmt.query([root.to_string()])?;
-        while let Some(r) = query.next()? {
-            let id: String = r.get(0)?;
-            let holder: String = r.get(1)?;
-            let derived_from: Option<String> = r.get(3)?;
-            rows.push(ClosureRow {
-                id: codec::grant_id(&id)?,
-                holder: codec::pid(&holder)?,
-                live: r.get(2)?,
-                derived_from: derived_from.as_deref().map(codec::grant_id).transpose()?,
-            });
-        }
+fn revoke(db: &mut dyn Db, root: GrantId) -> Result<Vec<(GrantId, Pid)>, ApplyError> {
+    let raw = select(db, REVOCATION_CLOSURE, &[(&root.to_string()).into()], |r| {
+        Ok((r.text(0)?, r.text(1)?, r.flag(2)?, r.opt_text(3)?))
+    })?;
+    let mut rows = Vec::with_capacity(raw.len());
+    for (id, holder, live, derived_from) in raw {
+        rows.push(ClosureRow {
+            id: codec::grant_id(&id)?,
+            holder: codec::pid(&holder)?,
+            live,
+            derived_from: derived_from.as_deref().map(codec::grant_id).transpose()?,
+        });
     }
     let mut revoked = Vec::new();
-    let mut update = conn.prepare_cached("UPDATE grants SET live = ?1 WHERE id = ?2")?;
     for (id, holder) in breadth_first(root, &rows) {
-        update.execute(params![false, id.to_string()])?;
+        db.execute(
+            "UPDATE grants SET live = ?1 WHERE id = ?2",
+            &[Param::from(false), (&id.to_string()).into()],
+        )?;
         revoked.push((id, holder));
     }
     Ok(revoked)

@@ -5,6 +5,7 @@
 //! payloads are `Envelope::encode()` bytes. Decoding is strict: anything that does not decode
 //! back into the exact value that was written is [`StoreError::Corrupt`].
 
+use super::{Cell, DbError, Param, Row};
 use crate::kernel::budget::Account;
 use crate::kernel::capability::{Constraints, Grant, Rights};
 use crate::kernel::ids::{Epoch, GrantId, ImageId, Oid, Pid};
@@ -21,51 +22,41 @@ use std::fmt::Display;
 use std::str::FromStr;
 
 /// The `processes` columns, in the order [`ProcessColumns`] binds and [`RawProcess`] reads.
-pub(super) const PROCESS_COLUMNS: &str = "pid, parent, depth, image, cwd, goal, status, \
+pub(in crate::store) const PROCESS_COLUMNS: &str = "pid, parent, depth, image, cwd, goal, status, \
      wait_state, pause_reason, host_gate, outcome, result_oid, state_generation, epoch, \
      resume_claim, started, account, restart";
 
 /// [`PROCESS_COLUMNS`] for a file older than schema 5 (read by a view, which never
 /// migrates): no `restart` column, read as NULL (the default restart state).
-pub(super) const PROCESS_COLUMNS_V4: &str = "pid, parent, depth, image, cwd, goal, status, \
+pub(in crate::store) const PROCESS_COLUMNS_V4: &str = "pid, parent, depth, image, cwd, goal, status, \
      wait_state, pause_reason, host_gate, outcome, result_oid, state_generation, epoch, \
      resume_claim, started, account, NULL AS restart";
 
 /// The `grants` columns, in the order [`GrantColumns`] binds and [`RawGrant`] reads.
-pub(super) const GRANT_COLUMNS: &str =
+pub(in crate::store) const GRANT_COLUMNS: &str =
     "id, holder, resource, rights, constraints, delegable, live, derived_from";
 
 /// The `object_meta` columns, in the order [`ObjectMetaColumns`] binds and [`RawObjectMeta`]
 /// reads.
-pub(super) const OBJECT_META_COLUMNS: &str = "oid, owner_kind, owner_ref, kind, labels, ephemeral, released";
+pub(in crate::store) const OBJECT_META_COLUMNS: &str =
+    "oid, owner_kind, owner_ref, kind, labels, ephemeral, released";
 
 /// The `object_handles` columns, in the order [`HandleColumns`] binds and [`RawHandle`] reads.
-pub(super) const HANDLE_COLUMNS: &str = "holder, oid, rights, ephemeral";
+pub(in crate::store) const HANDLE_COLUMNS: &str = "holder, oid, rights, ephemeral";
 
 /// The `object_memory` columns, in the order [`RawMemory`] reads.
-pub(super) const MEMORY_COLUMNS: &str = "pid, goal, clearance, context, skills, collection";
+pub(in crate::store) const MEMORY_COLUMNS: &str = "pid, goal, clearance, context, skills, collection";
 
 /// The `messages` columns, in the order [`MessageColumns`] binds and [`RawMessage`] reads.
-pub(super) const MESSAGE_COLUMNS: &str = "message_id, recipient, seq, sender_kind, sender_pid, \
+pub(in crate::store) const MESSAGE_COLUMNS: &str = "message_id, recipient, seq, sender_kind, sender_pid, \
      kind, channel, correlation_id, reply_to, body, payload, labels, acked";
-
-/// Whether a read failed because a stored value does not have its column's type or range (a
-/// bad row, so [`StoreError::Corrupt`]) rather than because the database failed.
-pub(super) fn is_bad_value(e: &rusqlite::Error) -> bool {
-    matches!(
-        e,
-        rusqlite::Error::InvalidColumnType(..)
-            | rusqlite::Error::FromSqlConversionFailure(..)
-            | rusqlite::Error::IntegralValueOutOfRange(..)
-    )
-}
 
 fn corrupt(what: impl Display) -> StoreError {
     StoreError::Corrupt(what.to_string())
 }
 
 /// An unsigned value as a SQL INTEGER; values past `i64::MAX` cannot be stored.
-pub(super) fn int(value: u64, what: &str) -> Result<i64, StoreError> {
+pub(in crate::store) fn int(value: u64, what: &str) -> Result<i64, StoreError> {
     i64::try_from(value).map_err(|_| corrupt(format!("{what} {value} does not fit a SQL integer")))
 }
 
@@ -98,31 +89,31 @@ fn opt_from_json<T: DeserializeOwned>(text: Option<&str>, what: &str) -> Result<
 }
 
 /// A process row as bindable column values.
-pub(super) struct ProcessColumns {
-    pub(super) pid: String,
-    pub(super) parent: Option<String>,
-    pub(super) depth: i64,
-    pub(super) image: String,
-    pub(super) cwd: String,
-    pub(super) goal: String,
-    pub(super) status: &'static str,
-    pub(super) wait_state: Option<String>,
-    pub(super) pause_reason: Option<String>,
-    pub(super) host_gate: Option<String>,
-    pub(super) outcome: Option<String>,
-    pub(super) result_oid: Option<String>,
-    pub(super) state_generation: i64,
-    pub(super) epoch: Option<i64>,
-    pub(super) resume_claim: Option<i64>,
-    pub(super) started: bool,
-    pub(super) account: String,
-    pub(super) restart: Option<String>,
+pub(in crate::store) struct ProcessColumns {
+    pub(in crate::store) pid: String,
+    pub(in crate::store) parent: Option<String>,
+    pub(in crate::store) depth: i64,
+    pub(in crate::store) image: String,
+    pub(in crate::store) cwd: String,
+    pub(in crate::store) goal: String,
+    pub(in crate::store) status: &'static str,
+    pub(in crate::store) wait_state: Option<String>,
+    pub(in crate::store) pause_reason: Option<String>,
+    pub(in crate::store) host_gate: Option<String>,
+    pub(in crate::store) outcome: Option<String>,
+    pub(in crate::store) result_oid: Option<String>,
+    pub(in crate::store) state_generation: i64,
+    pub(in crate::store) epoch: Option<i64>,
+    pub(in crate::store) resume_claim: Option<i64>,
+    pub(in crate::store) started: bool,
+    pub(in crate::store) account: String,
+    pub(in crate::store) restart: Option<String>,
 }
 
 impl ProcessColumns {
     /// Encodes a row, refusing one whose invariants do not hold (the write half of the pair
     /// assertion across the disk boundary).
-    pub(super) fn encode(row: &ProcessRow) -> Result<ProcessColumns, StoreError> {
+    pub(in crate::store) fn encode(row: &ProcessRow) -> Result<ProcessColumns, StoreError> {
         row.check().map_err(StoreError::Corrupt)?;
         Ok(ProcessColumns {
             pid: row.pid.to_string(),
@@ -148,7 +139,7 @@ impl ProcessColumns {
 }
 
 /// A process row as read, before decoding.
-pub(super) struct RawProcess {
+pub(in crate::store) struct RawProcess {
     pid: String,
     parent: Option<String>,
     depth: i64,
@@ -171,31 +162,31 @@ pub(super) struct RawProcess {
 
 impl RawProcess {
     /// Reads the [`PROCESS_COLUMNS`] of one result row.
-    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawProcess> {
+    pub(in crate::store) fn read(r: &dyn Row) -> Result<RawProcess, DbError> {
         Ok(RawProcess {
-            pid: r.get(0)?,
-            parent: r.get(1)?,
-            depth: r.get(2)?,
-            image: r.get(3)?,
-            cwd: r.get(4)?,
-            goal: r.get(5)?,
-            status: r.get(6)?,
-            wait_state: r.get(7)?,
-            pause_reason: r.get(8)?,
-            host_gate: r.get(9)?,
-            outcome: r.get(10)?,
-            result_oid: r.get(11)?,
-            state_generation: r.get(12)?,
-            epoch: r.get(13)?,
-            resume_claim: r.get(14)?,
-            started: r.get(15)?,
-            account: r.get(16)?,
-            restart: r.get(17)?,
+            pid: r.text(0)?,
+            parent: r.opt_text(1)?,
+            depth: r.int(2)?,
+            image: r.text(3)?,
+            cwd: r.text(4)?,
+            goal: r.text(5)?,
+            status: r.text(6)?,
+            wait_state: r.opt_text(7)?,
+            pause_reason: r.opt_text(8)?,
+            host_gate: r.opt_text(9)?,
+            outcome: r.opt_text(10)?,
+            result_oid: r.opt_text(11)?,
+            state_generation: r.int(12)?,
+            epoch: r.opt_int(13)?,
+            resume_claim: r.opt_int(14)?,
+            started: r.flag(15)?,
+            account: r.text(16)?,
+            restart: r.opt_text(17)?,
         })
     }
 
     /// Decodes the row and checks its invariants (the read half of the pair assertion).
-    pub(super) fn decode(self) -> Result<ProcessRow, StoreError> {
+    pub(in crate::store) fn decode(self) -> Result<ProcessRow, StoreError> {
         let status = Status::parse(&self.status)
             .ok_or_else(|| corrupt(format!("process {}: unknown status {:?}", self.pid, self.status)))?;
         let row = ProcessRow {
@@ -224,20 +215,20 @@ impl RawProcess {
 }
 
 /// A grant as bindable column values.
-pub(super) struct GrantColumns {
-    pub(super) id: String,
-    pub(super) holder: String,
-    pub(super) resource: String,
-    pub(super) rights: i64,
-    pub(super) constraints: String,
-    pub(super) delegable: bool,
-    pub(super) live: bool,
-    pub(super) derived_from: Option<String>,
+pub(in crate::store) struct GrantColumns {
+    pub(in crate::store) id: String,
+    pub(in crate::store) holder: String,
+    pub(in crate::store) resource: String,
+    pub(in crate::store) rights: i64,
+    pub(in crate::store) constraints: String,
+    pub(in crate::store) delegable: bool,
+    pub(in crate::store) live: bool,
+    pub(in crate::store) derived_from: Option<String>,
 }
 
 impl GrantColumns {
     /// Encodes a grant.
-    pub(super) fn encode(grant: &Grant) -> Result<GrantColumns, StoreError> {
+    pub(in crate::store) fn encode(grant: &Grant) -> Result<GrantColumns, StoreError> {
         Ok(GrantColumns {
             id: grant.id.to_string(),
             holder: grant.holder.to_string(),
@@ -252,7 +243,7 @@ impl GrantColumns {
 }
 
 /// A grant as read, before decoding.
-pub(super) struct RawGrant {
+pub(in crate::store) struct RawGrant {
     id: String,
     holder: String,
     resource: String,
@@ -265,21 +256,21 @@ pub(super) struct RawGrant {
 
 impl RawGrant {
     /// Reads the [`GRANT_COLUMNS`] of one result row.
-    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawGrant> {
+    pub(in crate::store) fn read(r: &dyn Row) -> Result<RawGrant, DbError> {
         Ok(RawGrant {
-            id: r.get(0)?,
-            holder: r.get(1)?,
-            resource: r.get(2)?,
-            rights: r.get(3)?,
-            constraints: r.get(4)?,
-            delegable: r.get(5)?,
-            live: r.get(6)?,
-            derived_from: r.get(7)?,
+            id: r.text(0)?,
+            holder: r.text(1)?,
+            resource: r.text(2)?,
+            rights: r.int(3)?,
+            constraints: r.text(4)?,
+            delegable: r.flag(5)?,
+            live: r.flag(6)?,
+            derived_from: r.opt_text(7)?,
         })
     }
 
     /// Decodes the grant; unknown right bits are corruption.
-    pub(super) fn decode(self) -> Result<Grant, StoreError> {
+    pub(in crate::store) fn decode(self) -> Result<Grant, StoreError> {
         let bits: u8 = uint(self.rights, "rights")?;
         let rights = Rights::from_bits(bits)
             .ok_or_else(|| corrupt(format!("grant {}: unknown right bits {bits:#x}", self.id)))?;
@@ -297,17 +288,17 @@ impl RawGrant {
 }
 
 /// Parses a grant id column.
-pub(super) fn grant_id(text: &str) -> Result<GrantId, StoreError> {
+pub(in crate::store) fn grant_id(text: &str) -> Result<GrantId, StoreError> {
     id(text, "grant id")
 }
 
 /// Parses a pid column.
-pub(super) fn pid(text: &str) -> Result<Pid, StoreError> {
+pub(in crate::store) fn pid(text: &str) -> Result<Pid, StoreError> {
     id(text, "pid")
 }
 
 /// Parses an oid column.
-pub(super) fn oid(text: &str) -> Result<Oid, StoreError> {
+pub(in crate::store) fn oid(text: &str) -> Result<Oid, StoreError> {
     id(text, "oid")
 }
 
@@ -321,22 +312,24 @@ fn flag(value: i64, column: &str, whose: &str) -> Result<bool, StoreError> {
 }
 
 /// A label set (labels, context) as its JSON array text; a `BTreeSet` writes it sorted.
-pub(super) fn labels_column(labels: &BTreeSet<String>) -> Result<String, StoreError> {
+pub(in crate::store) fn labels_column(labels: &BTreeSet<String>) -> Result<String, StoreError> {
     to_json(labels, "labels")
 }
 
 /// A clearance as its column: NULL for "cleared for every label", else a JSON array.
-pub(super) fn clearance_column(clearance: Option<&BTreeSet<String>>) -> Result<Option<String>, StoreError> {
+pub(in crate::store) fn clearance_column(
+    clearance: Option<&BTreeSet<String>>,
+) -> Result<Option<String>, StoreError> {
     opt_to_json(clearance, "clearance")
 }
 
 /// A skill snapshot as JSON text, in snapshot order.
-pub(super) fn skills_column(skills: &[Skill]) -> Result<String, StoreError> {
+pub(in crate::store) fn skills_column(skills: &[Skill]) -> Result<String, StoreError> {
     to_json(&skills, "skills")
 }
 
 /// How a process's memory was collected, as its column word.
-pub(super) fn collection_column(how: Collection) -> &'static str {
+pub(in crate::store) fn collection_column(how: Collection) -> &'static str {
     match how {
         Collection::Merged => "merged",
         Collection::Released => "released",
@@ -380,19 +373,19 @@ fn parse_owner(kind: &str, reference: Option<String>, whose: &str) -> Result<Own
 }
 
 /// Object metadata as bindable column values.
-pub(super) struct ObjectMetaColumns {
-    pub(super) oid: String,
-    pub(super) owner_kind: &'static str,
-    pub(super) owner_ref: Option<String>,
-    pub(super) kind: &'static str,
-    pub(super) labels: String,
-    pub(super) ephemeral: bool,
-    pub(super) released: bool,
+pub(in crate::store) struct ObjectMetaColumns {
+    pub(in crate::store) oid: String,
+    pub(in crate::store) owner_kind: &'static str,
+    pub(in crate::store) owner_ref: Option<String>,
+    pub(in crate::store) kind: &'static str,
+    pub(in crate::store) labels: String,
+    pub(in crate::store) ephemeral: bool,
+    pub(in crate::store) released: bool,
 }
 
 impl ObjectMetaColumns {
     /// Encodes an object's metadata.
-    pub(super) fn encode(meta: &ObjectMeta) -> Result<ObjectMetaColumns, StoreError> {
+    pub(in crate::store) fn encode(meta: &ObjectMeta) -> Result<ObjectMetaColumns, StoreError> {
         let (owner_kind, owner_ref) = owner_columns(&meta.owner);
         Ok(ObjectMetaColumns {
             oid: meta.oid.to_string(),
@@ -407,7 +400,7 @@ impl ObjectMetaColumns {
 }
 
 /// Object metadata as read, before decoding.
-pub(super) struct RawObjectMeta {
+pub(in crate::store) struct RawObjectMeta {
     oid: String,
     owner_kind: String,
     owner_ref: Option<String>,
@@ -419,22 +412,22 @@ pub(super) struct RawObjectMeta {
 
 impl RawObjectMeta {
     /// Reads the [`OBJECT_META_COLUMNS`] of one result row.
-    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawObjectMeta> {
+    pub(in crate::store) fn read(r: &dyn Row) -> Result<RawObjectMeta, DbError> {
         Ok(RawObjectMeta {
-            oid: r.get(0)?,
-            owner_kind: r.get(1)?,
-            owner_ref: r.get(2)?,
-            kind: r.get(3)?,
-            labels: r.get(4)?,
-            ephemeral: r.get(5)?,
-            released: r.get(6)?,
+            oid: r.text(0)?,
+            owner_kind: r.text(1)?,
+            owner_ref: r.opt_text(2)?,
+            kind: r.text(3)?,
+            labels: r.text(4)?,
+            ephemeral: r.int(5)?,
+            released: r.int(6)?,
         })
     }
 
     /// Decodes the metadata: an unknown owner or kind, an owner kind that disagrees with its
     /// reference, a flag other than 0/1, a bad id or labels that are not a JSON array of
     /// strings is [`StoreError::Corrupt`], naming the object.
-    pub(super) fn decode(self) -> Result<ObjectMeta, StoreError> {
+    pub(in crate::store) fn decode(self) -> Result<ObjectMeta, StoreError> {
         let whose = format!("object {}", self.oid);
         Ok(ObjectMeta {
             oid: oid(&self.oid)?,
@@ -448,16 +441,16 @@ impl RawObjectMeta {
 }
 
 /// A handle as bindable column values.
-pub(super) struct HandleColumns {
-    pub(super) holder: String,
-    pub(super) oid: String,
-    pub(super) rights: i64,
-    pub(super) ephemeral: bool,
+pub(in crate::store) struct HandleColumns {
+    pub(in crate::store) holder: String,
+    pub(in crate::store) oid: String,
+    pub(in crate::store) rights: i64,
+    pub(in crate::store) ephemeral: bool,
 }
 
 impl HandleColumns {
     /// Encodes a handle; `rights` is the bit set (read 1, write 2, delegate 4).
-    pub(super) fn encode(handle: &Handle) -> HandleColumns {
+    pub(in crate::store) fn encode(handle: &Handle) -> HandleColumns {
         HandleColumns {
             holder: handle.holder.to_string(),
             oid: handle.oid.to_string(),
@@ -468,7 +461,7 @@ impl HandleColumns {
 }
 
 /// A handle as read, before decoding.
-pub(super) struct RawHandle {
+pub(in crate::store) struct RawHandle {
     holder: String,
     oid: String,
     rights: i64,
@@ -477,13 +470,13 @@ pub(super) struct RawHandle {
 
 impl RawHandle {
     /// Reads the [`HANDLE_COLUMNS`] of one result row.
-    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawHandle> {
-        Ok(RawHandle { holder: r.get(0)?, oid: r.get(1)?, rights: r.get(2)?, ephemeral: r.get(3)? })
+    pub(in crate::store) fn read(r: &dyn Row) -> Result<RawHandle, DbError> {
+        Ok(RawHandle { holder: r.text(0)?, oid: r.text(1)?, rights: r.int(2)?, ephemeral: r.int(3)? })
     }
 
     /// Decodes the handle; unknown right bits are corruption. (Empty rights decode, and
     /// [`ObjectSpace::check`](crate::kernel::objects::ObjectSpace::check) refuses them.)
-    pub(super) fn decode(self) -> Result<Handle, StoreError> {
+    pub(in crate::store) fn decode(self) -> Result<Handle, StoreError> {
         let whose = format!("handle of {} on object {}", self.holder, self.oid);
         let bits: u8 = uint(self.rights, &format!("{whose}: rights"))?;
         let rights = ObjectRights::from_bits(bits)
@@ -498,18 +491,18 @@ impl RawHandle {
 }
 
 /// One process's memory row, decoded: everything but its names and roots (their own tables).
-pub(super) struct StoredMemory {
-    pub(super) pid: Pid,
+pub(in crate::store) struct StoredMemory {
+    pub(in crate::store) pid: Pid,
     /// NULL until a `PutProcess` gave it one.
-    pub(super) goal: Option<Oid>,
-    pub(super) clearance: Option<BTreeSet<String>>,
-    pub(super) context: BTreeSet<String>,
-    pub(super) skills: Vec<Skill>,
-    pub(super) collection: Option<Collection>,
+    pub(in crate::store) goal: Option<Oid>,
+    pub(in crate::store) clearance: Option<BTreeSet<String>>,
+    pub(in crate::store) context: BTreeSet<String>,
+    pub(in crate::store) skills: Vec<Skill>,
+    pub(in crate::store) collection: Option<Collection>,
 }
 
 /// A process's memory row as read, before decoding.
-pub(super) struct RawMemory {
+pub(in crate::store) struct RawMemory {
     pid: String,
     goal: Option<String>,
     clearance: Option<String>,
@@ -520,20 +513,20 @@ pub(super) struct RawMemory {
 
 impl RawMemory {
     /// Reads the [`MEMORY_COLUMNS`] of one result row.
-    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawMemory> {
+    pub(in crate::store) fn read(r: &dyn Row) -> Result<RawMemory, DbError> {
         Ok(RawMemory {
-            pid: r.get(0)?,
-            goal: r.get(1)?,
-            clearance: r.get(2)?,
-            context: r.get(3)?,
-            skills: r.get(4)?,
-            collection: r.get(5)?,
+            pid: r.text(0)?,
+            goal: r.opt_text(1)?,
+            clearance: r.opt_text(2)?,
+            context: r.text(3)?,
+            skills: r.text(4)?,
+            collection: r.opt_text(5)?,
         })
     }
 
     /// Decodes the row. A clearance without a goal is corruption: only `PutProcess` sets a
     /// clearance, and it sets the goal with it.
-    pub(super) fn decode(self) -> Result<StoredMemory, StoreError> {
+    pub(in crate::store) fn decode(self) -> Result<StoredMemory, StoreError> {
         let whose = format!("memory of process {}", self.pid);
         let memory = StoredMemory {
             pid: pid(&self.pid)?,
@@ -551,24 +544,24 @@ impl RawMemory {
 }
 
 /// Decodes an `object_names` row (pid, name, oid).
-pub(super) fn name_row(
+pub(in crate::store) fn name_row(
     (pid_text, name, oid_text): (String, String, String),
 ) -> Result<(Pid, String, Oid), StoreError> {
     Ok((pid(&pid_text)?, name, oid(&oid_text)?))
 }
 
 /// Decodes an `object_roots` row (pid, oid).
-pub(super) fn root_row((pid_text, oid_text): (String, String)) -> Result<(Pid, Oid), StoreError> {
+pub(in crate::store) fn root_row((pid_text, oid_text): (String, String)) -> Result<(Pid, Oid), StoreError> {
     Ok((pid(&pid_text)?, oid(&oid_text)?))
 }
 
 /// Decodes a stored envelope.
-pub(super) fn envelope(bytes: &[u8], whose: &str) -> Result<Envelope, StoreError> {
+pub(in crate::store) fn envelope(bytes: &[u8], whose: &str) -> Result<Envelope, StoreError> {
     Envelope::decode(bytes).map_err(|e| corrupt(format!("payload of {whose}: {e}")))
 }
 
 /// A sender as its two columns: `process` with the pid, `host` or `runtime` with NULL.
-pub(super) fn sender_columns(sender: Sender) -> (&'static str, Option<String>) {
+pub(in crate::store) fn sender_columns(sender: Sender) -> (&'static str, Option<String>) {
     match sender {
         Sender::Process(pid) => ("process", Some(pid.to_string())),
         Sender::Host => ("host", None),
@@ -577,26 +570,26 @@ pub(super) fn sender_columns(sender: Sender) -> (&'static str, Option<String>) {
 }
 
 /// A message as bindable column values.
-pub(super) struct MessageColumns {
-    pub(super) message_id: String,
-    pub(super) recipient: String,
-    pub(super) seq: i64,
-    pub(super) sender_kind: &'static str,
-    pub(super) sender_pid: Option<String>,
-    pub(super) kind: &'static str,
-    pub(super) channel: Option<String>,
-    pub(super) correlation_id: Option<String>,
-    pub(super) reply_to: Option<String>,
-    pub(super) body: String,
-    pub(super) payload: Option<String>,
-    pub(super) labels: String,
-    pub(super) acked: bool,
+pub(in crate::store) struct MessageColumns {
+    pub(in crate::store) message_id: String,
+    pub(in crate::store) recipient: String,
+    pub(in crate::store) seq: i64,
+    pub(in crate::store) sender_kind: &'static str,
+    pub(in crate::store) sender_pid: Option<String>,
+    pub(in crate::store) kind: &'static str,
+    pub(in crate::store) channel: Option<String>,
+    pub(in crate::store) correlation_id: Option<String>,
+    pub(in crate::store) reply_to: Option<String>,
+    pub(in crate::store) body: String,
+    pub(in crate::store) payload: Option<String>,
+    pub(in crate::store) labels: String,
+    pub(in crate::store) acked: bool,
 }
 
 impl MessageColumns {
     /// Encodes a message, refusing one that cannot be stored exactly (a `seq` past
     /// `i64::MAX`): the write half of the pair assertion across the disk boundary.
-    pub(super) fn encode(message: &Message) -> Result<MessageColumns, StoreError> {
+    pub(in crate::store) fn encode(message: &Message) -> Result<MessageColumns, StoreError> {
         let (sender_kind, sender_pid) = sender_columns(message.sender);
         Ok(MessageColumns {
             message_id: message.message_id.to_string(),
@@ -620,28 +613,28 @@ impl MessageColumns {
     /// Every column but the id and `acked`, as SQL values, in the order of the columns
     /// `recipient, seq, sender_kind, sender_pid, kind, channel, correlation_id, reply_to,
     /// body, payload, labels`.
-    pub(super) fn content(&self) -> Vec<rusqlite::types::Value> {
-        use rusqlite::types::Value;
-        let text = |s: &str| Value::Text(s.to_string());
-        let opt = |s: &Option<String>| s.as_deref().map_or(Value::Null, text);
-        vec![
-            text(&self.recipient),
-            Value::Integer(self.seq),
-            text(self.sender_kind),
-            opt(&self.sender_pid),
-            text(self.kind),
-            opt(&self.channel),
-            opt(&self.correlation_id),
-            opt(&self.reply_to),
-            text(&self.body),
-            opt(&self.payload),
-            text(&self.labels),
+    pub(in crate::store) fn content(&self) -> Vec<Cell> {
+        [
+            Param::from(&self.recipient),
+            Param::Int(self.seq),
+            Param::Text(self.sender_kind),
+            Param::from(&self.sender_pid),
+            Param::Text(self.kind),
+            Param::from(&self.channel),
+            Param::from(&self.correlation_id),
+            Param::from(&self.reply_to),
+            Param::from(&self.body),
+            Param::from(&self.payload),
+            Param::from(&self.labels),
         ]
+        .into_iter()
+        .map(Cell::of)
+        .collect()
     }
 }
 
 /// A message as read, before decoding.
-pub(super) struct RawMessage {
+pub(in crate::store) struct RawMessage {
     message_id: String,
     recipient: String,
     seq: i64,
@@ -659,28 +652,28 @@ pub(super) struct RawMessage {
 
 impl RawMessage {
     /// Reads the [`MESSAGE_COLUMNS`] of one result row.
-    pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawMessage> {
+    pub(in crate::store) fn read(r: &dyn Row) -> Result<RawMessage, DbError> {
         Ok(RawMessage {
-            message_id: r.get(0)?,
-            recipient: r.get(1)?,
-            seq: r.get(2)?,
-            sender_kind: r.get(3)?,
-            sender_pid: r.get(4)?,
-            kind: r.get(5)?,
-            channel: r.get(6)?,
-            correlation_id: r.get(7)?,
-            reply_to: r.get(8)?,
-            body: r.get(9)?,
-            payload: r.get(10)?,
-            labels: r.get(11)?,
-            acked: r.get(12)?,
+            message_id: r.text(0)?,
+            recipient: r.text(1)?,
+            seq: r.int(2)?,
+            sender_kind: r.text(3)?,
+            sender_pid: r.opt_text(4)?,
+            kind: r.text(5)?,
+            channel: r.opt_text(6)?,
+            correlation_id: r.opt_text(7)?,
+            reply_to: r.opt_text(8)?,
+            body: r.text(9)?,
+            payload: r.opt_text(10)?,
+            labels: r.text(11)?,
+            acked: r.int(12)?,
         })
     }
 
     /// Decodes the message (the read half of the pair assertion): an unknown kind, a sender
     /// kind that disagrees with its pid column, `acked` other than 0/1, a bad id, a negative
     /// `seq` or JSON that does not decode is [`StoreError::Corrupt`].
-    pub(super) fn decode(self) -> Result<Message, StoreError> {
+    pub(in crate::store) fn decode(self) -> Result<Message, StoreError> {
         let whose = &self.message_id;
         let sender_pid = opt_id::<Pid>(self.sender_pid.as_deref(), "sender pid")?;
         let sender = match (self.sender_kind.as_str(), sender_pid) {
