@@ -12,6 +12,7 @@ pub mod control;
 pub mod demo;
 pub mod images;
 pub mod mcp;
+mod postgres_session;
 pub mod rig;
 pub mod scenario;
 pub mod tools;

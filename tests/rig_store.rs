@@ -6,14 +6,17 @@
 mod seeded;
 
 use agentvisor::rig::store::{
-    FailingSeatStore, MemorySeatStore, SEAT_STORE_SCHEMA_VERSION, SeatOperation, SeatRecord, SeatStatus,
-    SeatStore, SqliteSeatStore, StoreError,
+    FailingSeatStore, MemorySeatStore, PostgresSeatStore, SEAT_STORE_SCHEMA_VERSION, SeatOperation,
+    SeatRecord, SeatStatus, SeatStore, SqliteSeatStore, StoreError,
 };
 use agentvisor::rig::{Member, MemberId, NativeId, RigId, RigSpec};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Value, json};
 use std::path::Path;
+
+#[path = "../actors/tests/pg_server/mod.rs"]
+mod pg_server;
 
 fn member_json(id: &str, runtime: &str, source: Option<&str>) -> Value {
     let mut member = json!({ "id": id, "runtime": runtime, "cwd": "." });
@@ -278,6 +281,26 @@ fn the_memory_store_conforms() {
 fn the_sqlite_store_conforms() {
     let dir = tempfile::tempdir().expect("tempdir");
     conformance(&SqliteSeatStore::open_in(dir.path()).expect("open"));
+}
+
+#[test]
+fn the_postgres_store_conforms_and_keeps_everything_across_a_reopen() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    assert!(PostgresSeatStore::open_read_only(&url).expect("a view").is_none(), "no rig ran yet");
+    {
+        let store = PostgresSeatStore::open(&url).expect("open");
+        conformance(&store);
+    }
+    let store = PostgresSeatStore::open(&url).expect("reopen");
+    let view = PostgresSeatStore::open_read_only(&url).expect("a view").expect("the seat tables exist");
+    let rigs = store.rigs().expect("rigs");
+    assert!(!rigs.is_empty());
+    assert_eq!(view.rigs().expect("rigs"), rigs);
+    for rig in &rigs {
+        assert_eq!(view.seats(&rig.id).expect("seats"), store.seats(&rig.id).expect("seats"));
+    }
+    let refused = view.create_rig(&spec("from-a-view", &[member_json("a", "codex", None)]), "p.yaml");
+    assert!(matches!(refused, Err(StoreError::Backend { .. })), "{refused:?}");
 }
 
 #[test]

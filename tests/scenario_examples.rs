@@ -31,7 +31,7 @@ async fn run_in(
 ) -> (Result<agentvisor::scenario::ScenarioSummary, ScenarioError>, Vec<Value>) {
     let scenario = Scenario::from_json(text).expect("scenario parses").relative_to(dir);
     let mut out: Vec<u8> = Vec::new();
-    let summary = run_scenario(&scenario, state, &mut out).await;
+    let summary = run_scenario(&scenario, state, None, &mut out).await;
     let lines = String::from_utf8(out)
         .expect("utf-8")
         .lines()

@@ -1,15 +1,19 @@
 //! `SqliteChunkStore` through the public surface: a window survives closing and reopening the
 //! file, a fork's snapshot writes only its new chunks, a damaged row is refused on restore, and
-//! a file from a newer build is refused at open.
+//! a file from a newer build is refused at open; and the same window through the PostgreSQL
+//! chunk store.
 //!
 //! The reopen test uses a local message type: `Window<Message>` does not restore yet (see
 //! `a_window_of_messages_survives_closing_and_reopening_the_file`).
 
 use agentvisor::agent::brain::{Message, ToolCall};
 use agentvisor::agent::window::{
-    CHUNK_ITEMS_MAX, ChunkStore, RestoreError, SqliteChunkStore, Window, WindowSnapshot,
+    CHUNK_ITEMS_MAX, ChunkStore, PostgresChunkStore, RestoreError, SqliteChunkStore, Window, WindowSnapshot,
 };
 use std::path::Path;
+
+#[path = "../actors/tests/pg_server/mod.rs"]
+mod pg_server;
 
 const FILE: &str = "chunks.sqlite";
 
@@ -169,6 +173,28 @@ fn a_damaged_row_is_refused_on_restore() {
         Err(RestoreError::CorruptChunk { id, .. }) => assert_eq!(id, victim),
         other => panic!("expected a corrupt chunk, got {other:?}"),
     }
+}
+
+#[test]
+fn on_postgres_a_window_survives_reopening_and_puts_follow_the_contract() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let window = conversation(1000);
+    let bytes = {
+        let store = PostgresChunkStore::open(&url).expect("open");
+        window.snapshot(&store).expect("snapshot").encode().expect("encode")
+    };
+    let store = PostgresChunkStore::open(&url).expect("reopen");
+    let restored = Window::restore(WindowSnapshot::<Message>::decode(&bytes).expect("decode"), &store);
+    assert_eq!(restored.expect("restore"), window);
+
+    let chunk = b"some chunk".to_vec();
+    let id = agentvisor::agent::window::ChunkId::of(&chunk);
+    assert!(!store.contains(&id).expect("contains"));
+    assert_eq!(store.get(&id).expect("get"), None);
+    store.put(id, chunk.clone()).expect("put");
+    store.put(id, chunk.clone()).expect("a second put of the same chunk is fine");
+    assert!(store.contains(&id).expect("contains"));
+    assert_eq!(store.get(&id).expect("get"), Some(chunk));
 }
 
 #[test]

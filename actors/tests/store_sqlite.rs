@@ -241,6 +241,23 @@ async fn concurrent_change_sets_share_one_transaction() {
 }
 
 #[tokio::test]
+async fn submitting_never_waits_for_the_writer() {
+    let f = fixture();
+    let store = open(&f.path);
+    let mut ids = CountingIds::new(7);
+    let rows: Vec<ProcessRow> = (0..10_000).map(|_| row(&mut ids)).collect();
+    let hold = store.hold_writer();
+    // Far more change sets than the writer takes in one group, all queued while it is held:
+    // every submit returns its ticket at once (the runtime submits under its memory lock).
+    let tickets: Vec<CommitTicket> =
+        rows.iter().map(|r| store.submit(vec![Change::PutProcess(r.clone())])).collect();
+    assert_eq!(store.commits_so_far(), 0, "nothing committed while the writer is held");
+    drop(hold);
+    assert!(resolve_all(tickets).await.iter().all(Result::is_ok));
+    assert_eq!(store.processes(ProcessQuery::default()).expect("reads").len(), rows.len());
+}
+
+#[tokio::test]
 async fn a_group_never_exceeds_its_change_limit_nor_splits_a_change_set() {
     let f = fixture();
     let store = open(&f.path);

@@ -16,7 +16,6 @@ use agentvisor::agent::config::load_path;
 use agentvisor::agent::money::parse_usd_micros;
 use agentvisor::agent::run::{AgentHost, RootBudget, config_brains};
 use agentvisor::agent::telemetry::{EVENTS_FILE, Telemetry};
-use agentvisor::agent::window::SqliteChunkStore;
 use agentvisor::control::ControlServer;
 use agentvisor::images::builtin_images;
 use anyhow::{Context, bail};
@@ -25,9 +24,6 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-
-/// The chunk store's file in the state directory.
-pub(crate) const WINDOWS_FILE: &str = "windows.sqlite";
 
 /// Arguments of `agentvisor agent`.
 #[derive(clap::Args, Debug)]
@@ -122,10 +118,9 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
     };
     // The lock first: refused, this command creates no file in a directory another runtime owns.
     let lock = super::owner::take(state)?;
-    let chunks = SqliteChunkStore::open(state.join(WINDOWS_FILE))
-        .with_context(|| format!("failed to open the window store in {}", state.display()))?;
+    let chunks = super::stores::chunks(state)?;
     let telemetry = Telemetry::with_jsonl(state.join(EVENTS_FILE))?;
-    let host = AgentHost::new(config, brains, Arc::new(chunks), telemetry.clone());
+    let host = AgentHost::new(config, brains, chunks, telemetry.clone());
     host.set_root_budget(root_budget);
     let spec = host.root_spec(&args.agent, &args.prompt)?;
     host.set_mcp_link(mcp_link(state)?);

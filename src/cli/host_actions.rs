@@ -30,7 +30,7 @@ async fn live_owner(state: &Path) -> anyhow::Result<Option<(ControlClient, Runti
         return Ok(None);
     }
     let Some(client) = ControlClient::connect(state).await? else { return Ok(None) };
-    let view = Runtime::open_read_only(state, builtin_images())?;
+    let view = Runtime::open_read_only(state, super::stores::runtime_options(builtin_images()))?;
     Ok(Some((client, view)))
 }
 

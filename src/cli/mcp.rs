@@ -58,7 +58,7 @@ pub(crate) async fn run(state: &Path, args: McpArgs) -> anyhow::Result<ExitCode>
             return Ok(ExitCode::from(2));
         }
     };
-    let session = match session::open(state, identity).await {
+    let session = match session::open(state, super::stores::url(), identity).await {
         Ok(session) => session,
         Err(e @ (McpError::Refused(_) | McpError::Control(_) | McpError::StateDir { .. })) => {
             eprintln!("agentvisor mcp: {e}");

@@ -29,6 +29,7 @@ mod run;
 mod run_resume;
 mod script;
 mod sources;
+mod stores;
 mod transcript;
 mod tree;
 
@@ -43,6 +44,11 @@ pub(crate) struct Cli {
     /// The state directory (a SQLite file and its lock live there).
     #[arg(long, global = true, default_value = "./.agentvisor")]
     pub(crate) state: PathBuf,
+    /// Keeps the state in a PostgreSQL database instead of the state directory's SQLite
+    /// files: `postgres://user:password@host:port/database`. The state directory still holds
+    /// the owner lock, the event log and the control socket.
+    #[arg(long, global = true, env = "AGENTVISOR_STORE", value_parser = stores::parse_store_url)]
+    pub(crate) store: Option<String>,
     /// Arms a store fault for tests: `fail-after:N` or `freeze-after:N` commits.
     #[arg(long, global = true, hide = true)]
     pub(crate) fault: Option<owner::Fault>,
@@ -124,6 +130,9 @@ pub(crate) fn main() -> ExitCode {
     let _logging = logging::init(cli.verbose);
     if let Some(fault) = cli.fault {
         let _ = owner::FAULT.set(fault);
+    }
+    if let Some(url) = cli.store.clone() {
+        let _ = stores::STORE_URL.set(url);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

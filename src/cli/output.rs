@@ -90,17 +90,14 @@ impl View {
 /// Opens a read-only view of a state directory; never recovers, creates or writes anything
 /// (the owner lock is only probed, with a shared lock, and the store opened read-only).
 pub(crate) fn open_view(state: &Path) -> anyhow::Result<View> {
-    let db = state.join(agentvisor::actors::runtime::DB_FILE);
-    if !db.exists() {
-        bail!(
-            "no agentvisor state at {} (run a command that starts processes first, or pass --state DIR)",
-            state.display()
-        );
-    }
-    let owner =
-        lock::probe(state).with_context(|| format!("failed to read the lock of {}", state.display()))?;
-    let rt = Runtime::open_read_only(state, RuntimeOptions::new())
-        .with_context(|| format!("failed to open {}", state.display()))?;
+    super::stores::require_state(state)?;
+    let owner = if state.exists() {
+        lock::probe(state).with_context(|| format!("failed to read the lock of {}", state.display()))?
+    } else {
+        Owner::None
+    };
+    let rt = Runtime::open_read_only(state, super::stores::runtime_options(RuntimeOptions::new()))
+        .with_context(|| format!("failed to open {}", super::stores::describe(state)))?;
     let epoch = rt.epoch().0;
     Ok(View { rt, owner_alive: owner == Owner::Alive, epoch })
 }

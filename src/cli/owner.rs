@@ -68,9 +68,9 @@ pub(crate) fn take(state: &Path) -> anyhow::Result<DirLock> {
 /// Opens `state` as its owner with `lock` (from [`take`]), recovering what an earlier runtime
 /// left, and arms `--fault` if it was given.
 pub(crate) async fn open(state: &Path, lock: DirLock, options: RuntimeOptions) -> anyhow::Result<Runtime> {
-    let rt = Runtime::open_owned(state, lock, options)
+    let rt = Runtime::open_owned(state, lock, super::stores::runtime_options(options))
         .await
-        .with_context(|| format!("failed to open the state directory {}", state.display()))?;
+        .with_context(|| format!("failed to open the state {}", super::stores::describe(state)))?;
     if rt.is_read_only() {
         bail!("the state directory {} opened read-only", state.display());
     }

@@ -7,7 +7,6 @@
 //! shutdown, or for a missing image) is resumed, and the tree is hosted to its end with
 //! progress. A process paused by a signal or held by a host gate is never resumed here.
 
-use super::agent::WINDOWS_FILE;
 use super::agent_cost::agent_view;
 use super::output::short_pid;
 use super::owner;
@@ -22,10 +21,8 @@ use agentvisor::actors::store::{ProcessQuery, StoreError};
 use agentvisor::actors::{Pid, Status};
 use agentvisor::agent::run::{AgentHost, config_brains};
 use agentvisor::agent::telemetry::{EVENTS_FILE, Telemetry};
-use agentvisor::agent::window::SqliteChunkStore;
 use agentvisor::images::builtin_images;
 use agentvisor::rig::run::RigHosts;
-use anyhow::Context;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -168,10 +165,7 @@ pub(crate) async fn open_recovered(state: &Path, hold: bool) -> anyhow::Result<(
     let agents = if distinct.is_empty() {
         None
     } else {
-        let chunks = Arc::new(
-            SqliteChunkStore::open(state.join(WINDOWS_FILE))
-                .with_context(|| format!("failed to open the window store in {}", state.display()))?,
-        );
+        let chunks = super::stores::chunks(state)?;
         Some((chunks, Telemetry::with_jsonl(state.join(EVENTS_FILE))?))
     };
     for source in distinct {

@@ -6,7 +6,7 @@
 
 use super::run::{open, print_summary};
 use agentvisor::rig::run::SeatOutcome;
-use agentvisor::rig::store::{SEAT_STORE_FILE, SeatStatus, SeatStore, SqliteSeatStore};
+use agentvisor::rig::store::{SeatStatus, SeatStore};
 use agentvisor::rig::{Member, RigId, RigSpec, parse_expansion};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
@@ -26,14 +26,18 @@ pub(crate) struct ExpandArgs {
 const SETTLE_POLL: Duration = Duration::from_millis(200);
 
 pub(crate) async fn run(state: &Path, args: ExpandArgs) -> anyhow::Result<ExitCode> {
-    let store = SqliteSeatStore::open(state.join(SEAT_STORE_FILE))
-        .with_context(|| format!("failed to open the seat store in {}", state.display()))?;
+    let store = super::stores::seats(state)?;
     let known: Vec<RigId> = store.rigs()?.into_iter().map(|r| r.id).collect();
     let Some(record) =
         known.iter().find(|id| id.as_str() == args.rig).and_then(|id| store.rig(id).ok().flatten())
     else {
         let ids: Vec<&str> = known.iter().map(RigId::as_str).collect();
-        bail!("no rig {:?} in {}; the rigs there are: [{}]", args.rig, state.display(), ids.join(", "));
+        bail!(
+            "no rig {:?} in {}; the rigs there are: [{}]",
+            args.rig,
+            super::stores::describe(state),
+            ids.join(", ")
+        );
     };
     let seats = store.seats(&record.id)?;
     let current: Vec<Member> = seats.iter().filter_map(|s| s.member().ok()).collect();
@@ -71,11 +75,7 @@ pub(crate) async fn run(state: &Path, args: ExpandArgs) -> anyhow::Result<ExitCo
 }
 
 /// Waits until every new seat is realized or failed, as the live run records them.
-async fn settle(
-    store: &SqliteSeatStore,
-    rig: &RigId,
-    members: &[Member],
-) -> anyhow::Result<Vec<SeatOutcome>> {
+async fn settle(store: &dyn SeatStore, rig: &RigId, members: &[Member]) -> anyhow::Result<Vec<SeatOutcome>> {
     loop {
         let seats = store.seats(rig)?;
         let mine: Vec<_> = seats.into_iter().filter(|s| members.iter().any(|m| m.id == s.member)).collect();

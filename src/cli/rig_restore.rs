@@ -10,8 +10,7 @@ use super::run::Reopened;
 use agentvisor::agent::run::RootBudget;
 use agentvisor::rig::RigId;
 use agentvisor::rig::run::{RESTORE_PROMPT, RestoreError, seats_to_restore};
-use agentvisor::rig::store::{SEAT_STORE_FILE, SeatStore, SqliteSeatStore};
-use anyhow::Context;
+use agentvisor::rig::store::SeatStore;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -36,13 +35,10 @@ pub(crate) async fn run(state: &Path, args: RestoreArgs) -> anyhow::Result<ExitC
         eprintln!("agentvisor: {e} ({})", e.code());
         Ok(ExitCode::from(2))
     };
-    let seats_file = state.join(SEAT_STORE_FILE);
-    if !seats_file.exists() {
+    let Some(store) = super::stores::seats_read_only(state)? else {
         return refuse(RestoreError::UnknownRig { rig: args.rig_id.clone() });
-    }
+    };
     let (record, seats) = {
-        let store = SqliteSeatStore::open_read_only(&seats_file)
-            .with_context(|| format!("failed to open the seat store in {}", state.display()))?;
         let record = store.rigs()?.into_iter().find(|r| r.id.as_str() == args.rig_id);
         let seats = match &record {
             Some(record) => store.seats(&record.id)?,

@@ -5,9 +5,7 @@
 
 use super::output::cell;
 use agentvisor::actors::runtime::lock::{self, Owner};
-use agentvisor::rig::store::{
-    RigRecord, SEAT_STORE_FILE, SeatRecord, SeatStatus, SeatStore, SqliteSeatStore,
-};
+use agentvisor::rig::store::{RigRecord, SeatRecord, SeatStatus, SeatStore};
 use agentvisor::rig::{RigId, RigSpec};
 use anyhow::{Context, bail};
 use serde_json::json;
@@ -25,18 +23,15 @@ pub(crate) struct RigStatusArgs {
 }
 
 pub(crate) async fn run(state: &Path, args: RigStatusArgs) -> anyhow::Result<ExitCode> {
-    let path = state.join(SEAT_STORE_FILE);
-    if !path.exists() {
-        bail!("no rigs at {} (start a rig first, or pass --state DIR)", state.display());
-    }
     // Read-only: a view creates no schema and switches no journal mode.
-    let store = SqliteSeatStore::open_read_only(&path)
-        .with_context(|| format!("failed to open {}", path.display()))?;
+    let Some(store) = super::stores::seats_read_only(state)? else {
+        bail!("no rigs at {} (start a rig first, or pass --state DIR)", super::stores::describe(state));
+    };
     let rigs = store.rigs()?;
     // Seats still declared or resolved progress only while a runtime owns the directory.
-    let owner_alive = lock::probe(state)
-        .with_context(|| format!("failed to read the lock of {}", state.display()))?
-        == Owner::Alive;
+    let owner_alive = state.exists()
+        && lock::probe(state).with_context(|| format!("failed to read the lock of {}", state.display()))?
+            == Owner::Alive;
     let Some(wanted) = args.rig_id else {
         let mut counted = Vec::with_capacity(rigs.len());
         for rig in rigs {
@@ -69,7 +64,7 @@ pub(crate) async fn run(state: &Path, args: RigStatusArgs) -> anyhow::Result<Exi
         let known: Vec<&str> = rigs.iter().map(|rig| rig.id.as_str()).collect();
         bail!(
             "no rig {wanted} in {} (known rigs: {})",
-            path.display(),
+            super::stores::describe_seats(state),
             if known.is_empty() { "none".to_owned() } else { known.join(", ") }
         );
     };

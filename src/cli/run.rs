@@ -2,7 +2,6 @@
 //! live view of each seat (its state, its turns, its process tree) and a final summary of
 //! outcomes and cost. Seats added meanwhile by `agentvisor rig expand` are picked up.
 
-use super::agent::WINDOWS_FILE;
 use super::agent::absolute;
 use super::sources::{Source, Sources, file_hash};
 use agentvisor::actors::Pid;
@@ -10,12 +9,11 @@ use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::store::ProcessQuery;
 use agentvisor::agent::run::RootBudget;
 use agentvisor::agent::telemetry::{AgentEvent, EVENTS_FILE, Telemetry};
-use agentvisor::agent::window::SqliteChunkStore;
 use agentvisor::control::ControlServer;
 use agentvisor::images::builtin_images;
 use agentvisor::rig::RigSpec;
 use agentvisor::rig::run::{Adapters, RigHosts, RigRunner, SeatOutcome, SeatProgress};
-use agentvisor::rig::store::{SEAT_STORE_FILE, SeatStatus, SeatStore, SqliteSeatStore};
+use agentvisor::rig::store::{SeatStatus, SeatStore};
 use agentvisor::rig::{LoadRigError, load_rig};
 use anyhow::Context;
 use std::collections::{BTreeMap, HashMap};
@@ -80,10 +78,9 @@ pub(crate) async fn open(
 ) -> anyhow::Result<Opened> {
     // The lock first: refused, this command creates no file in a directory another runtime owns.
     let lock = super::owner::take(state)?;
-    let chunks = SqliteChunkStore::open(state.join(WINDOWS_FILE))
-        .with_context(|| format!("failed to open the window store in {}", state.display()))?;
+    let chunks = super::stores::chunks(state)?;
     let telemetry = Telemetry::with_jsonl(state.join(EVENTS_FILE))?;
-    let hosts = RigHosts::load(spec, base, Arc::new(chunks), &telemetry)?;
+    let hosts = RigHosts::load(spec, base, chunks, &telemetry)?;
     for host in hosts.all() {
         host.set_root_budget(budget);
     }
@@ -95,10 +92,7 @@ pub(crate) async fn open(
         Sources::record(state, &images, &source)?;
     }
     let rt = super::owner::open(state, lock, options).await?;
-    let store: Arc<dyn SeatStore> = Arc::new(
-        SqliteSeatStore::open(state.join(SEAT_STORE_FILE))
-            .with_context(|| format!("failed to open the seat store in {}", state.display()))?,
-    );
+    let store = super::stores::seats(state)?;
     let rt = Arc::new(rt);
     let control = ControlServer::start(Arc::clone(&rt))?;
     let runner =

@@ -9,8 +9,7 @@ use super::run::Reopened;
 use agentvisor::agent::run::RootBudget;
 use agentvisor::rig::RigId;
 use agentvisor::rig::run::{ResumeError, has_work, nothing_to_resume};
-use agentvisor::rig::store::{SEAT_STORE_FILE, SeatStore, SqliteSeatStore};
-use anyhow::Context;
+use agentvisor::rig::store::SeatStore;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -20,13 +19,11 @@ pub(crate) async fn run(state: &Path, rig: &str, budget: RootBudget, json: bool)
         eprintln!("agentvisor: {e} ({})", e.code());
         Ok(ExitCode::from(2))
     };
-    let seats_file = state.join(SEAT_STORE_FILE);
-    if !seats_file.exists() {
+    if super::stores::seats_read_only(state)?.is_none() {
         return refuse(ResumeError::UnknownRig { rig: asked.to_string() });
     }
     let (record, seats) = {
-        let store = SqliteSeatStore::open(&seats_file)
-            .with_context(|| format!("failed to open the seat store in {}", state.display()))?;
+        let store = super::stores::seats(state)?;
         let record = store.rigs()?.into_iter().find(|r| r.id.as_str() == asked);
         let seats = match &record {
             Some(record) => store.seats(&record.id)?,

@@ -33,10 +33,10 @@ pub(crate) async fn run(state: &Path, args: ScriptArgs) -> anyhow::Result<ExitCo
     let dir = (args.persist || scenario.restarts()).then_some(state);
     let mut stdout = std::io::stdout();
     let summary = if args.json {
-        run_scenario(&scenario, dir, &mut stdout).await?
+        run_scenario(&scenario, dir, super::stores::url(), &mut stdout).await?
     } else {
         let mut human = HumanLines { out: &mut stdout, pending: Vec::new() };
-        let summary = run_scenario(&scenario, dir, &mut human).await?;
+        let summary = run_scenario(&scenario, dir, super::stores::url(), &mut human).await?;
         human.flush_pending()?;
         summary
     };

@@ -41,7 +41,10 @@ pub struct Session {
 /// `--as` ([`Identity::As`]) is refused unless this user owns the state directory, and for a
 /// process that has no row or is terminal; see [`crate::control::host::attach`] for what
 /// attaching does to a process paused by its runtime's end.
-pub async fn open(state: &Path, identity: Identity) -> Result<Session, McpError> {
+///
+/// `store_url` names a PostgreSQL database that holds the state instead of the directory's
+/// SQLite file (see [`RuntimeOptions::store_url`](crate::actors::runtime::RuntimeOptions::store_url)).
+pub async fn open(state: &Path, store_url: Option<&str>, identity: Identity) -> Result<Session, McpError> {
     if let Identity::As(pid) = identity {
         if !state.is_dir() {
             return Err(McpError::StateDir {
@@ -52,7 +55,8 @@ pub async fn open(state: &Path, identity: Identity) -> Result<Session, McpError>
         check_dir_owner(state)?;
     }
     let state_err = |message: String| McpError::StateDir { path: state.to_path_buf(), message };
-    let rt = Runtime::open(state, builtin_images()).await.map_err(|e| state_err(e.to_string()))?;
+    let options = builtin_images().store_url(store_url.map(str::to_string));
+    let rt = Runtime::open(state, options).await.map_err(|e| state_err(e.to_string()))?;
     let (backend, control) = if rt.is_read_only() {
         drop(rt);
         (Backend::Remote(wait_for_owner(state).await?), None)

@@ -26,15 +26,12 @@ use crate::agent::brain::{AssistantMessage, DrivenBrains, DrivenDriver, Message,
 use crate::agent::config::load_path;
 use crate::agent::run::{AGENT_IMAGE, AgentHost, AgentState};
 use crate::agent::telemetry::{CallAnswered, Telemetry};
-use crate::agent::window::{ChunkStore, MemoryChunkStore, SqliteChunkStore, Window};
+use crate::agent::window::{ChunkStore, MemoryChunkStore, Window, open_chunk_store};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-
-/// The chunk store's file in a state directory (the one `agentvisor agent` uses).
-const WINDOWS_FILE: &str = "windows.sqlite";
 
 /// What a scenario with agents holds: the host, the driver of its brains, and the asks taken
 /// from the driver but not answered yet.
@@ -48,21 +45,20 @@ pub(super) struct AgentRig {
 }
 
 impl AgentRig {
-    /// Loads and checks the configuration and builds the host: a SQLite chunk store in the
-    /// state directory if there is one, in memory otherwise.
-    pub(super) fn open(config: &Path, state_dir: Option<&Path>) -> Result<AgentRig, ScenarioError> {
+    /// Loads and checks the configuration and builds the host: the state's durable chunk store
+    /// if there is a state directory (in `store_url`'s database when one is named), in memory
+    /// otherwise.
+    pub(super) fn open(
+        config: &Path,
+        state_dir: Option<&Path>,
+        store_url: Option<&str>,
+    ) -> Result<AgentRig, ScenarioError> {
         let checked = load_path(config)
             .map_err(|e| ScenarioError::AgentConfig { path: config.to_path_buf(), message: e.to_string() })?;
         let chunks: Arc<dyn ChunkStore + Send + Sync> = match state_dir {
             None => Arc::new(MemoryChunkStore::new()),
-            Some(dir) => {
-                let store_error = |message: String| ScenarioError::AgentStore { message };
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| store_error(format!("failed to create {}: {e}", dir.display())))?;
-                let store =
-                    SqliteChunkStore::open(dir.join(WINDOWS_FILE)).map_err(|e| store_error(e.to_string()))?;
-                Arc::new(store)
-            }
+            Some(dir) => open_chunk_store(dir, store_url)
+                .map_err(|e| ScenarioError::AgentStore { message: e.to_string() })?,
         };
         let (brains, driver) = DrivenBrains::new();
         let host = AgentHost::new(checked, brains, Arc::clone(&chunks), Telemetry::new());

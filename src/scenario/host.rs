@@ -203,7 +203,8 @@ impl Runner<'_> {
                 message: format!("failed to shut down: {e}"),
             })?;
         }
-        let rt = open_runtime(Some(&dir), &self.restart_tx, self.agents.as_ref()).await?;
+        let rt = open_runtime(Some(&dir), self.store_url.as_deref(), &self.restart_tx, self.agents.as_ref())
+            .await?;
         let report = rt.recovery_report().clone();
         let result = json!({
             "epoch": rt.epoch(),

@@ -50,12 +50,18 @@ use std::path::Path;
 ///
 /// Cancel safety: dropping the future mid-run leaves the runtime without a clean shutdown
 /// (an on-disk state directory is recovered by the next open, as after a crash).
+///
+/// With a state directory, `store_url` names a PostgreSQL database to keep the state in
+/// instead of the directory's SQLite files (see [`RuntimeOptions::store_url`]).
+///
+/// [`RuntimeOptions::store_url`]: crate::actors::runtime::RuntimeOptions::store_url
 pub async fn run_scenario(
     scenario: &Scenario,
     state_dir: Option<&Path>,
+    store_url: Option<&str>,
     out: &mut dyn std::io::Write,
 ) -> Result<ScenarioSummary, ScenarioError> {
-    let mut runner = Runner::open(state_dir, scenario.agents.as_deref(), out).await?;
+    let mut runner = Runner::open(state_dir, store_url, scenario.agents.as_deref(), out).await?;
     let ran = runner.run(scenario).await;
     let closed = runner.close(scenario.steps.len()).await;
     ran?;

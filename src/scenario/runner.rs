@@ -94,6 +94,8 @@ struct Line<'v> {
 pub(super) struct Runner<'o> {
     rt: Option<Arc<Runtime>>,
     pub(super) state_dir: Option<PathBuf>,
+    /// The database the state is kept in instead of the state directory's files, if any.
+    pub(super) store_url: Option<String>,
     out: &'o mut dyn Write,
     names: HashMap<String, Value>,
     /// Why a name is not bound although a step tried to bind it.
@@ -122,10 +124,11 @@ pub(super) fn host_error(e: &RuntimeError) -> ToolError {
 /// until what recovery left has been brought back.
 pub(super) async fn open_runtime(
     dir: Option<&Path>,
+    store_url: Option<&str>,
     sink: &mpsc::UnboundedSender<PuppetRestart>,
     agents: Option<&AgentRig>,
 ) -> Result<Runtime, ScenarioError> {
-    let mut options = builtin_images();
+    let mut options = builtin_images().store_url(store_url.map(str::to_string));
     for image in observed_puppets(sink) {
         options.images.register(image);
     }
@@ -155,15 +158,17 @@ pub(super) async fn open_runtime(
 impl<'o> Runner<'o> {
     pub(super) async fn open(
         state_dir: Option<&Path>,
+        store_url: Option<&str>,
         agents: Option<&Path>,
         out: &'o mut dyn Write,
     ) -> Result<Runner<'o>, ScenarioError> {
         let (restart_tx, restart_rx) = mpsc::unbounded_channel();
-        let agents = agents.map(|config| AgentRig::open(config, state_dir)).transpose()?;
-        let rt = open_runtime(state_dir, &restart_tx, agents.as_ref()).await?;
+        let agents = agents.map(|config| AgentRig::open(config, state_dir, store_url)).transpose()?;
+        let rt = open_runtime(state_dir, store_url, &restart_tx, agents.as_ref()).await?;
         Ok(Runner {
             rt: Some(Arc::new(rt)),
             state_dir: state_dir.map(Path::to_path_buf),
+            store_url: store_url.map(str::to_string),
             out,
             names: HashMap::new(),
             unbound: HashMap::new(),

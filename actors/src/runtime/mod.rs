@@ -35,7 +35,7 @@ use crate::kernel::path;
 use crate::kernel::process::ProcessRow;
 use crate::kernel::status::{PauseReason, Sender, SignalKind};
 use crate::limits;
-use crate::store::{Change, MemoryStore, ProcessQuery, SqliteStore, Store, StoreError};
+use crate::store::{Change, MemoryStore, PostgresStore, ProcessQuery, SqliteStore, Store, StoreError};
 use actor::{ProcessActor, ProcessArgs};
 use calls::{Call, CallOk, CallReply, MemoryReport, SendRequest, SentMessage, SignalResult, ToolError};
 use lock::{DirLock, LockAttempt};
@@ -120,25 +120,35 @@ impl Runtime {
     /// Opens the state directory `dir` (created if missing). If another live runtime owns it,
     /// the result is a read-only view that never recovers or changes anything; otherwise this
     /// runtime takes the lock, starts a new epoch, recovers, and restarts every live process.
+    /// The store is the SQLite file in `dir`, or the PostgreSQL database
+    /// [`RuntimeOptions::store_url`] names (whose own owner lock also refuses a second owner
+    /// from another directory or machine).
     pub async fn open(dir: impl AsRef<Path>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
         let dir = dir.as_ref().to_path_buf();
         let state_err =
             |e: std::io::Error| RuntimeError::StateDir { path: dir.clone(), message: e.to_string() };
         std::fs::create_dir_all(&dir).map_err(state_err)?;
-        let db = dir.join(DB_FILE);
         match lock::try_lock(&dir).map_err(state_err)? {
-            LockAttempt::Owned(lock) => {
-                let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db)?);
-                let mut rt = Self::start(store, options).await?;
-                rt.state_dir = Some(dir);
-                rt._lock = Some(lock);
-                Ok(rt)
-            }
-            LockAttempt::HeldElsewhere => {
-                let store: Arc<dyn Store> = Arc::new(SqliteStore::open_read_only(&db)?);
-                Self::read_only(store, options, Some(dir))
-            }
+            LockAttempt::Owned(lock) => Self::open_owned(dir, lock, options).await,
+            LockAttempt::HeldElsewhere => Self::open_read_only(dir, options),
         }
+    }
+
+    /// The owner's store: the PostgreSQL database [`RuntimeOptions::store_url`] names, or the
+    /// SQLite file in `dir`.
+    fn owned_store(dir: &Path, options: &RuntimeOptions) -> Result<Arc<dyn Store>, StoreError> {
+        Ok(match &options.store_url {
+            Some(url) => Arc::new(PostgresStore::open(url)?),
+            None => Arc::new(SqliteStore::open(&dir.join(DB_FILE))?),
+        })
+    }
+
+    /// A read-only view of the store [`Self::owned_store`] opens.
+    fn viewed_store(dir: &Path, options: &RuntimeOptions) -> Result<Arc<dyn Store>, StoreError> {
+        Ok(match &options.store_url {
+            Some(url) => Arc::new(PostgresStore::open_read_only(url)?),
+            None => Arc::new(SqliteStore::open_read_only(&dir.join(DB_FILE))?),
+        })
     }
 
     /// Opens `dir` as its owner with a lock the caller already took ([`lock::try_lock`]), so
@@ -150,7 +160,7 @@ impl Runtime {
         options: RuntimeOptions,
     ) -> Result<Runtime, RuntimeError> {
         let dir = dir.as_ref().to_path_buf();
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.join(DB_FILE))?);
+        let store = Self::owned_store(&dir, &options)?;
         let mut rt = Self::start(store, options).await?;
         rt.state_dir = Some(dir);
         rt._lock = Some(lock);
@@ -160,7 +170,7 @@ impl Runtime {
     /// Opens only a read-only view of `dir`, whether or not a runtime owns it.
     pub fn open_read_only(dir: impl AsRef<Path>, options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
         let dir = dir.as_ref().to_path_buf();
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open_read_only(&dir.join(DB_FILE))?);
+        let store = Self::viewed_store(&dir, &options)?;
         Self::read_only(store, options, Some(dir))
     }
 

@@ -25,6 +25,11 @@ pub struct RuntimeOptions {
     /// The wall clock restart periods (`Supervision::period_ms`) are measured on; `None`
     /// means the system clock. Tests pass a [`ManualClock`](super::clock::ManualClock).
     pub clock: Option<std::sync::Arc<dyn super::clock::Clock>>,
+    /// Where [`Runtime::open`](super::Runtime::open) and its siblings keep the kernel's
+    /// state: `None` for the SQLite file in the state directory (the default), or the URL of
+    /// a PostgreSQL database (`postgres://…`). The state directory still holds the owner lock
+    /// and the files beside the store.
+    pub store_url: Option<String>,
 }
 
 impl RuntimeOptions {
@@ -48,6 +53,12 @@ impl RuntimeOptions {
     /// Sets [`Self::clock`].
     pub fn clock(mut self, clock: std::sync::Arc<dyn super::clock::Clock>) -> Self {
         self.clock = Some(clock);
+        self
+    }
+
+    /// Sets [`Self::store_url`].
+    pub fn store_url(mut self, url: Option<String>) -> Self {
+        self.store_url = url;
         self
     }
 

@@ -3,8 +3,9 @@
 //! A [`Store`] takes atomic change sets and acknowledges each only after the commit holding it
 //! is durable. Reads see committed state only. Two implementations: [`SqliteStore`] (the
 //! default: one embedded file, WAL, `synchronous=FULL`, one writer thread with group commit,
-//! readers on their own connections) and [`MemoryStore`] (tests and benches; same semantics,
-//! no disk).
+//! readers on their own connections), [`PostgresStore`] (the same tables, statements and writer
+//! on a PostgreSQL database) and [`MemoryStore`] (tests and benches; same semantics, no
+//! disk).
 //!
 //! Fail-stop: after any failed write or fsync the store refuses every later commit with
 //! [`StoreError::FailStopped`] until it is reopened.
@@ -17,7 +18,7 @@ mod sqlite;
 
 pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError, PayloadKind};
 pub use memory::MemoryStore;
-pub use postgres::PostgresStore;
+pub use postgres::{PostgresStore, off_runtime};
 pub use sql::writer::WriterHold;
 pub use sqlite::{SqliteStore, WriterPragmas};
 
@@ -254,7 +255,7 @@ pub struct ProcessQuery {
 /// The durable store of kernel state.
 pub trait Store: Send + Sync + 'static {
     /// Submits an atomic change set. The ticket resolves after the commit that holds it is
-    /// durable. Concurrent submissions may share one transaction (group commit); a change set
+    /// durable. Never blocks the caller (the runtime submits under its object-memory lock). Concurrent submissions may share one transaction (group commit); a change set
     /// is never split across transactions.
     fn submit(&self, changes: Vec<Change>) -> CommitTicket;
 

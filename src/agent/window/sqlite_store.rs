@@ -20,6 +20,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The chunk store's file name in a state directory.
+pub const WINDOWS_FILE: &str = "windows.sqlite";
+
 /// The schema version this build writes and reads (`PRAGMA user_version`).
 pub const CHUNK_STORE_SCHEMA_VERSION: i64 = 1;
 

@@ -40,6 +40,24 @@ pub trait ChunkStore {
     fn contains(&self, id: &ChunkId) -> Result<bool, ChunkStoreError>;
 }
 
+/// Opens the durable chunk store of a state: the PostgreSQL database `url` names, or the
+/// SQLite file [`WINDOWS_FILE`](super::WINDOWS_FILE) in the state directory `dir` (created if
+/// missing).
+pub fn open_chunk_store(
+    dir: &std::path::Path,
+    url: Option<&str>,
+) -> Result<std::sync::Arc<dyn ChunkStore + Send + Sync>, ChunkStoreError> {
+    Ok(match url {
+        Some(url) => std::sync::Arc::new(super::PostgresChunkStore::open(url)?),
+        None => {
+            std::fs::create_dir_all(dir).map_err(|e| ChunkStoreError::Backend {
+                message: format!("failed to create the state directory {}: {e}", dir.display()),
+            })?;
+            std::sync::Arc::new(super::SqliteChunkStore::open(dir.join(super::WINDOWS_FILE))?)
+        }
+    })
+}
+
 /// A [`ChunkStore`] in memory, for tests, benches and windows that need no durability.
 ///
 /// It never forgets a chunk: unreferenced chunks are collected by the durable store, which

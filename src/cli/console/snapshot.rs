@@ -7,7 +7,7 @@ use crate::cli::agent_cost::agent_view;
 use crate::cli::output::{View, forest, mailbox_view, open_view, short_pid, wait_word};
 use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::runtime::DB_FILE;
-use agentvisor::rig::store::{SEAT_STORE_FILE, SeatStore, SqliteSeatStore};
+use agentvisor::rig::store::SeatStore;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -86,11 +86,9 @@ fn process_json(
 /// Every rig with its seats, from the seat store opened read-only; none when there is no
 /// seat store.
 fn rigs_json(state: &Path) -> anyhow::Result<Value> {
-    let path = state.join(SEAT_STORE_FILE);
-    if !path.exists() {
+    let Some(store) = crate::cli::stores::seats_read_only(state)? else {
         return Ok(json!([]));
-    }
-    let store = SqliteSeatStore::open_read_only(&path)?;
+    };
     let mut rigs = Vec::new();
     for rig in store.rigs()? {
         let seats = store.seats(&rig.id)?;

@@ -9,6 +9,9 @@
 //! - `error.rs`: [`StoreError`] (stable [`StoreError::code`]s) and [`TransitionError`].
 //! - `transition.rs`: declare, resolve, realize, fail and record usage as record → record.
 //! - `memory.rs`: [`MemorySeatStore`]. `sqlite/`: [`SqliteSeatStore`], its own file.
+//!   `postgres.rs`: [`PostgresSeatStore`], beside the kernel's tables in a PostgreSQL database.
+//!   `rows.rs`: records to rows and back, for both; `sql.rs`: every call as one transaction of
+//!   reads and writes, for both ([`SeatStore`] follows for each).
 //! - `failing.rs`: [`FailingSeatStore`], a test double that fails a chosen [`SeatOperation`].
 //! - `limits.rs`: how much standard error and error text a failed seat keeps.
 //!
@@ -26,13 +29,17 @@ mod error;
 mod failing;
 pub mod limits;
 mod memory;
+mod postgres;
+mod rows;
 mod seat;
+mod sql;
 mod sqlite;
 mod transition;
 
 pub use error::{StoreError, TransitionError};
 pub use failing::{FailingSeatStore, SeatOperation};
 pub use memory::MemorySeatStore;
+pub use postgres::{POSTGRES_SEAT_SCHEMA_VERSION, PostgresSeatStore};
 pub use seat::{RigRecord, SeatRecord, SeatStatus};
 pub use sqlite::{SEAT_STORE_FILE, SEAT_STORE_SCHEMA_VERSION, SqliteSeatStore};
 

@@ -81,6 +81,9 @@ impl Row for PgRow<'_> {
     }
 }
 
+/// How long a connection that just failed a statement may take to answer a liveness check.
+const ALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// One connection with the statements it has prepared.
 pub(super) struct PgDb {
     client: Client,
@@ -100,6 +103,12 @@ impl PgDb {
     /// The connection, for what the portable layer does not cover (setup, locks).
     pub(super) fn client(&mut self) -> &mut Client {
         &mut self.client
+    }
+
+    /// Whether the connection still answers: not closed, and a trivial query comes back
+    /// within [`ALIVE_TIMEOUT`] (asked only after a failure).
+    pub(super) fn is_alive(&mut self) -> bool {
+        !self.client.is_closed() && self.client.is_valid(ALIVE_TIMEOUT).is_ok()
     }
 
     fn statement(&mut self, sql: &str) -> Result<Statement, DbError> {

@@ -36,9 +36,12 @@ use std::collections::BTreeSet;
 /// Idle read connections kept for reuse; more concurrent readers open more, closed after use.
 const READ_POOL_IDLE_MAX: usize = 8;
 
-/// Runs `f`, which blocks on the network, without stalling a tokio worker (see the module
-/// docs).
-fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+/// Runs `f`, which blocks (on the network, or a client that drives a runtime of its own),
+/// without stalling a tokio worker: on a multi-threaded runtime the worker's other tasks move
+/// to another worker first (`block_in_place`); on a current-thread runtime `f` runs on a
+/// thread of its own; outside a runtime it just runs. Every use of a PostgreSQL connection,
+/// here and in the stores beside the kernel's, goes through it.
+pub fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     use tokio::runtime::{Handle, RuntimeFlavor};
     match Handle::try_current().map(|h| h.runtime_flavor()) {
         Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
@@ -117,6 +120,11 @@ impl PostgresStore {
         Ok(PostgresStore { url: url.to_string(), idle: Mutex::new(vec![reader]), writer: None })
     }
 
+    /// How `url` is named in messages: with its password, if any, replaced by `***`.
+    pub fn describe_url(url: &str) -> String {
+        schema::redact(url)
+    }
+
     /// Stops the writer after it has committed and answered everything already submitted,
     /// and waits for it; the owner lock is released. Reads keep working. Idempotent.
     pub fn close(&self) {
@@ -153,13 +161,14 @@ impl PostgresStore {
             let pooled = self.idle.lock().pop();
             let Some(mut db) = pooled else { return self.on_new_connection(&f) };
             let result = f(&mut db);
-            if db.client().is_closed() {
-                return match result {
-                    Ok(value) => Ok(value),
-                    Err(_) => self.on_new_connection(&f),
-                };
+            // A failed read on a pooled connection: if the connection is dead, the failure
+            // was the connection's, not the read's, and a new connection answers it.
+            if result.is_err() && !db.is_alive() {
+                return self.on_new_connection(&f);
             }
-            self.put_back(db);
+            if !db.client().is_closed() {
+                self.put_back(db);
+            }
             result
         })
     }

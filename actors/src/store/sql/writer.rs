@@ -15,14 +15,9 @@ use crate::limits;
 use crate::store::{Change, CommitReceipt, CommitTicket, FailureWatch, InjectedFault, StoreError};
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
-
-/// Requests that may wait for the writer at once. A submitter finding the queue full blocks
-/// until the writer takes a group out (backpressure instead of unbounded memory). Each group
-/// takes up to `GROUP_COMMIT_CHANGES_MAX` changes, so a full queue drains in a few commits.
-const SUBMIT_QUEUE_MAX: usize = 4096;
 
 /// The writer's connection, as a backend provides it.
 pub(in crate::store) trait Backend: Send + 'static {
@@ -394,8 +389,12 @@ fn begin_epoch(db: &mut dyn Db, shared: &Shared) -> Result<Epoch, StoreError> {
 
 /// The handle a store keeps on its writer thread.
 pub(in crate::store) struct Writer<B: Backend> {
-    /// `None` once closed.
-    requests: RwLock<Option<SyncSender<Request<B>>>>,
+    /// `None` once closed. Unbounded, so that a submission never blocks: the runtime submits
+    /// under its object-memory lock, and a submitter waiting there for room would stall every
+    /// other process's plan with it. What bounds the queue is that every submitter waits for
+    /// its commit before it submits again (an actor handles one message at a time), so it
+    /// holds at most one change set per concurrent submitter.
+    requests: RwLock<Option<Sender<Request<B>>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     shared: Arc<Shared>,
 }
@@ -411,7 +410,7 @@ impl<B: Backend> Writer<B> {
     /// Starts the writer thread on `backend`'s connection.
     pub(in crate::store) fn start(backend: B) -> std::io::Result<Writer<B>> {
         let shared = Arc::new(Shared::default());
-        let (requests, receiver) = mpsc::sync_channel(SUBMIT_QUEUE_MAX);
+        let (requests, receiver) = mpsc::channel();
         let thread_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("agentvisor-store-writer".to_string())
@@ -419,7 +418,7 @@ impl<B: Backend> Writer<B> {
         Ok(Writer { requests: RwLock::new(Some(requests)), thread: Mutex::new(Some(thread)), shared })
     }
 
-    /// Submits a change set; see [`Store::submit`](crate::store::Store::submit).
+    /// Submits a change set; see [`Store::submit`](crate::store::Store::submit). Never blocks.
     pub(in crate::store) fn submit(&self, changes: Vec<Change>) -> CommitTicket {
         if let Some(cause) = self.shared.stopped() {
             return CommitTicket::ready(Err(StoreError::FailStopped { cause }));

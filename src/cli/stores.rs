@@ -1,0 +1,107 @@
+//! Where a command's state lives: the state directory's SQLite files (the default), or a
+//! PostgreSQL database (`--store postgres://…`, or `AGENTVISOR_STORE`) that holds the kernel's
+//! tables, the windows' chunks and the rigs' seats of the whole tree. The state directory
+//! still holds the owner lock, the event log, the control socket and the image sources.
+//!
+//! Every command opens its stores through here, so the choice is made in one place.
+
+use agentvisor::actors::runtime::{DB_FILE, RuntimeOptions};
+use agentvisor::agent::window::{ChunkStore, open_chunk_store};
+use agentvisor::rig::store::{PostgresSeatStore, SEAT_STORE_FILE, SeatStore, SqliteSeatStore};
+use anyhow::{Context, bail};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+/// The database `--store` named, set once by `cli::main`; unset means the state directory.
+pub(crate) static STORE_URL: OnceLock<String> = OnceLock::new();
+
+/// Checks a `--store` value: a `postgres://` or `postgresql://` URL.
+pub(crate) fn parse_store_url(text: &str) -> Result<String, String> {
+    if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "{text:?} is not a store URL: give postgres://user:password@host:port/database (or \
+             postgresql://…); leave --store out to keep the state in --state DIR"
+        ))
+    }
+}
+
+/// The database the command's state is in, if not the state directory.
+pub(crate) fn url() -> Option<&'static str> {
+    STORE_URL.get().map(String::as_str)
+}
+
+/// Where the state is, for messages: the database (its password hidden) or the directory.
+pub(crate) fn describe(state: &Path) -> String {
+    match url() {
+        Some(url) => agentvisor::actors::store::PostgresStore::describe_url(url),
+        None => state.display().to_string(),
+    }
+}
+
+/// Where the seat store is, for messages: the database (its password hidden) or the file.
+pub(crate) fn describe_seats(state: &Path) -> String {
+    match url() {
+        Some(_) => describe(state),
+        None => state.join(SEAT_STORE_FILE).display().to_string(),
+    }
+}
+
+/// `options` with the kernel store chosen.
+pub(crate) fn runtime_options(options: RuntimeOptions) -> RuntimeOptions {
+    options.store_url(url().map(str::to_string))
+}
+
+/// Whether there is state to read: the store file exists, or a database was named (which
+/// the store itself then checks).
+pub(crate) fn has_state(state: &Path) -> bool {
+    url().is_some() || state.join(DB_FILE).exists()
+}
+
+/// The windows' chunk store.
+pub(crate) fn chunks(state: &Path) -> anyhow::Result<Arc<dyn ChunkStore + Send + Sync>> {
+    open_chunk_store(state, url())
+        .with_context(|| format!("failed to open the window store in {}", describe(state)))
+}
+
+/// The rigs' seat store, for writing.
+pub(crate) fn seats(state: &Path) -> anyhow::Result<Arc<dyn SeatStore>> {
+    Ok(match url() {
+        Some(url) => Arc::new(PostgresSeatStore::open(url).context("failed to open the seat store")?),
+        None => Arc::new(
+            SqliteSeatStore::open_in(state)
+                .with_context(|| format!("failed to open the seat store in {}", state.display()))?,
+        ),
+    })
+}
+
+/// The rigs' seat store, for reading only; `None` when no rig ever ran here.
+pub(crate) fn seats_read_only(state: &Path) -> anyhow::Result<Option<Arc<dyn SeatStore>>> {
+    match url() {
+        Some(url) => {
+            let store = PostgresSeatStore::open_read_only(url).context("failed to open the seat store")?;
+            Ok(store.map(|store| Arc::new(store) as Arc<dyn SeatStore>))
+        }
+        None => {
+            let path = state.join(SEAT_STORE_FILE);
+            if !path.exists() {
+                return Ok(None);
+            }
+            let store = SqliteSeatStore::open_read_only(&path)
+                .with_context(|| format!("failed to open the seat store {}", path.display()))?;
+            Ok(Some(Arc::new(store)))
+        }
+    }
+}
+
+/// Refuses a command that needs state when there is none.
+pub(crate) fn require_state(state: &Path) -> anyhow::Result<()> {
+    if !has_state(state) {
+        bail!(
+            "no agentvisor state at {} (run a command that starts processes first, or pass --state DIR)",
+            state.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! The command line with `--store postgres://…`: the example rig runs with the whole tree's
+//! state (kernel tables, windows, seats) in one PostgreSQL database, the views read it from
+//! there, and the state directory holds none of the SQLite files.
+
+use std::path::Path;
+use std::process::Output;
+
+mod cli_support;
+#[path = "../actors/tests/pg_server/mod.rs"]
+mod pg_server;
+
+use cli_support::text;
+
+/// `agentvisor --state STATE --store STORE ARGS…`.
+fn agentvisor(state: &Path, store: &str, args: &[&str]) -> Output {
+    let mut all = vec!["--store", store];
+    all.extend_from_slice(args);
+    cli_support::agentvisor(state, &all)
+}
+
+#[test]
+fn the_example_rig_runs_on_postgres_and_the_views_read_it_there() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let state = work.path().join("state");
+
+    let out = agentvisor(&state, &url, &["run", "examples/rigs/swarm.yaml"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("report published"), "{stdout}");
+    for file in ["agentvisor.db", "windows.sqlite", "rigs.sqlite"] {
+        assert!(!state.join(file).exists(), "{file} was written beside a PostgreSQL store");
+    }
+
+    let ps = agentvisor(&state, &url, &["ps", "--all", "--json"]);
+    assert_eq!(ps.status.code(), Some(0), "{}", text(&ps.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
+    let rows = rows.as_array().expect("rows");
+    assert!(rows.len() >= 4, "{rows:?}");
+    assert!(rows.iter().all(|r| r["status"] != "running"), "{rows:?}");
+
+    let status = agentvisor(&state, &url, &["rig", "status", "swarm", "--json"]);
+    assert_eq!(status.status.code(), Some(0), "{}", text(&status.stderr));
+    let view: serde_json::Value = serde_json::from_slice(&status.stdout).expect("json");
+    let seats = view["seats"].as_array().expect("seats");
+    assert_eq!(seats.len(), 2, "{view}");
+    assert!(seats.iter().all(|s| s["status"] == "realized"), "{view}");
+
+    // The same database read through another state directory: the state is in the database.
+    let elsewhere = work.path().join("elsewhere");
+    let tree = agentvisor(&elsewhere, &url, &["tree"]);
+    assert_eq!(tree.status.code(), Some(0), "{}", text(&tree.stderr));
+    assert!(text(&tree.stdout).contains("lead"), "{}", text(&tree.stdout));
+    let pid = rows[0]["pid"].as_str().expect("a pid");
+    let inspect = agentvisor(&elsewhere, &url, &["inspect", pid]);
+    assert_eq!(inspect.status.code(), Some(0), "{}", text(&inspect.stderr));
+}
+
+#[test]
+fn a_store_that_is_not_a_postgres_url_is_refused_naming_what_to_give() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let out = agentvisor(work.path(), "mysql://somewhere/db", &["ps"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("postgres://"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn an_unreachable_database_is_reported_without_its_password() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let url = "postgresql://agent:s3cret@127.0.0.1:1/agentvisor?connect_timeout=5";
+    let out = agentvisor(work.path(), url, &["ps"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("127.0.0.1:1"), "{stderr}");
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+}
