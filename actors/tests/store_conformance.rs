@@ -223,6 +223,15 @@ async fn source_grant_revoked_rejects_only_that_change_set(store: &dyn Store) {
     let still = store.grants_of(holder).expect("reads");
     assert!(still.iter().any(|g| g.id == other_root.id && g.live), "the revocation rolled back");
 
+    // So does one that revokes the source's own source: the closure reaches it.
+    let top = grant(&mut ids, holder, None);
+    let mid = grant(&mut ids, holder, Some(top.id));
+    commit(store, vec![Change::PutGrant(top.clone()), Change::PutGrant(mid.clone())]).await;
+    let err = store
+        .submit(vec![Change::RevokeGrant(top.id), Change::PutGrant(grant(&mut ids, holder, Some(mid.id)))])
+        .await;
+    assert_eq!(err, Err(StoreError::SourceGrantRevoked { source_grant: mid.id }));
+
     // A source put earlier in the same change set counts as live.
     let fresh = grant(&mut ids, holder, None);
     let child = grant(&mut ids, holder, Some(fresh.id));

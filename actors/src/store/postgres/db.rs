@@ -1,15 +1,28 @@
 //! The portable layer's [`Db`] on a PostgreSQL connection: statements prepared once per
 //! connection (placeholders rewritten to `$N`), values bound and read by the server's types.
+//!
+//! The client is tokio-postgres on a current-thread runtime the connection owns, driven only
+//! inside its calls (which the store makes off the tokio workers). Statements whose outcome
+//! nobody reads ([`Db::execute_deferred`]: nearly every statement of a change set) are held
+//! and sent together, pipelined, before the next statement whose result is read and before
+//! the transaction ends: a group of change sets costs a few round trips to the server, not
+//! one per statement.
 
+use crate::store::StoreError;
 use crate::store::sql::{Cell, Db, DbError, EachRow, Param, Row, dollar_placeholders};
 use bytes::BytesMut;
-use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
-use postgres::{Client, Statement};
 use std::collections::HashMap;
 use std::error::Error;
+use std::str::FromStr;
+use std::time::Duration;
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
+use tokio_postgres::{Client, NoTls, Statement};
 
 /// Boxed errors of the value codecs.
 type CodecError = Box<dyn Error + Sync + Send>;
+
+/// How long a connection that just failed a statement may take to answer a liveness check.
+const ALIVE_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl ToSql for Param<'_> {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, CodecError> {
@@ -24,6 +37,19 @@ impl ToSql for Param<'_> {
             Param::Text(v) => v.to_sql(ty, out),
             Param::Blob(v) => v.to_sql(ty, out),
         }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+/// A held parameter binds as the parameter it was.
+impl ToSql for Cell {
+    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, CodecError> {
+        self.as_param().to_sql(ty, out)
     }
 
     fn accepts(_: &Type) -> bool {
@@ -56,7 +82,7 @@ impl<'a> FromSql<'a> for Cell {
 
 /// A failed statement, with the server's own message when the server reported it (the
 /// client's `Display` says only "db error").
-pub(super) fn pg_error(e: postgres::Error) -> DbError {
+pub(super) fn pg_error(e: tokio_postgres::Error) -> DbError {
     match e.as_db_error() {
         Some(db) => {
             DbError::db(format!("{}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code()))
@@ -65,7 +91,7 @@ pub(super) fn pg_error(e: postgres::Error) -> DbError {
     }
 }
 
-struct PgRow<'r>(&'r postgres::Row);
+struct PgRow<'r>(&'r tokio_postgres::Row);
 
 impl Row for PgRow<'_> {
     fn cell(&self, index: usize) -> Result<Cell, DbError> {
@@ -81,13 +107,13 @@ impl Row for PgRow<'_> {
     }
 }
 
-/// How long a connection that just failed a statement may take to answer a liveness check.
-const ALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// One connection with the statements it has prepared.
+/// One connection: its runtime, the statements it has prepared, and the statements held to be
+/// sent together.
 pub(super) struct PgDb {
+    runtime: tokio::runtime::Runtime,
     client: Client,
     prepared: HashMap<String, Statement>,
+    held: Vec<(Statement, Vec<Cell>)>,
 }
 
 /// Statements that control a transaction: run as simple queries, never prepared.
@@ -95,38 +121,87 @@ fn is_control(sql: &str) -> bool {
     ["BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE"].iter().any(|word| sql.starts_with(word))
 }
 
+/// Control statements that may be held and sent with the statements around them (prepared,
+/// like those): setting and releasing a savepoint. Beginning, committing or rolling back is
+/// never held.
+fn may_hold(sql: &str) -> bool {
+    !is_control(sql) || sql.starts_with("SAVEPOINT") || sql.starts_with("RELEASE")
+}
+
+fn bind<P: ToSql + Sync>(params: &[P]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}
+
 impl PgDb {
-    pub(super) fn new(client: Client) -> PgDb {
-        PgDb { client, prepared: HashMap::new() }
+    /// Connects to `url` (a `postgres://` or `postgresql://` URL, or libpq `key=value` pairs).
+    pub(super) fn connect(url: &str) -> Result<PgDb, StoreError> {
+        let fail = |message: String| super::schema::open_error(url, message);
+        let config = tokio_postgres::Config::from_str(url).map_err(|e| fail(pg_error(e).to_string()))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| fail(format!("failed to start the connection's runtime: {e}")))?;
+        let (client, connection) =
+            runtime.block_on(config.connect(NoTls)).map_err(|e| fail(pg_error(e).to_string()))?;
+        runtime.spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::warn!(error = %e, "a PostgreSQL connection of the store ended");
+            }
+        });
+        Ok(PgDb { runtime, client, prepared: HashMap::new(), held: Vec::new() })
     }
 
-    /// The connection, for what the portable layer does not cover (setup, locks).
-    pub(super) fn client(&mut self) -> &mut Client {
-        &mut self.client
+    /// The connection's runtime and client, to run the client's futures on.
+    pub(super) fn parts(&mut self) -> (&tokio::runtime::Runtime, &mut Client) {
+        (&self.runtime, &mut self.client)
     }
 
-    /// Whether the connection still answers: not closed, and a trivial query comes back
-    /// within [`ALIVE_TIMEOUT`] (asked only after a failure).
+    /// Whether the connection is closed.
+    pub(super) fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
+    /// Whether the connection still answers: not closed, and an empty query comes back within
+    /// [`ALIVE_TIMEOUT`] (asked only after a failure).
     pub(super) fn is_alive(&mut self) -> bool {
-        !self.client.is_closed() && self.client.is_valid(ALIVE_TIMEOUT).is_ok()
+        !self.client.is_closed()
+            && matches!(
+                self.runtime.block_on(async {
+                    tokio::time::timeout(ALIVE_TIMEOUT, self.client.simple_query("")).await
+                }),
+                Ok(Ok(_))
+            )
     }
 
     fn statement(&mut self, sql: &str) -> Result<Statement, DbError> {
         if let Some(statement) = self.prepared.get(sql) {
             return Ok(statement.clone());
         }
-        let statement = self.client.prepare(&dollar_placeholders(sql)).map_err(pg_error)?;
+        let text = dollar_placeholders(sql);
+        let statement = self.runtime.block_on(self.client.prepare(&text)).map_err(pg_error)?;
         self.prepared.insert(sql.to_string(), statement.clone());
         Ok(statement)
     }
 
     fn simple(&mut self, sql: &str) -> Result<(), DbError> {
-        self.client.batch_execute(sql).map_err(pg_error)
+        self.send_held()?;
+        self.runtime.block_on(self.client.batch_execute(sql)).map_err(pg_error)
     }
-}
 
-fn bind<'p>(params: &'p [Param<'_>]) -> Vec<&'p (dyn ToSql + Sync)> {
-    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+    /// Sends every held statement, pipelined, and waits for all of them.
+    fn send_held(&mut self) -> Result<(), DbError> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let held = std::mem::take(&mut self.held);
+        let client = &self.client;
+        let sends = held.iter().map(|(statement, params)| async move {
+            let params = bind(params);
+            client.execute(statement, &params).await
+        });
+        self.runtime.block_on(futures_util::future::try_join_all(sends)).map_err(pg_error)?;
+        Ok(())
+    }
 }
 
 impl Db for PgDb {
@@ -134,14 +209,26 @@ impl Db for PgDb {
         if params.is_empty() && is_control(sql) {
             return self.simple(sql).map(|()| 0);
         }
+        self.send_held()?;
         let statement = self.statement(sql)?;
-        self.client.execute(&statement, &bind(params)).map_err(pg_error)
+        self.runtime.block_on(self.client.execute(&statement, &bind(params))).map_err(pg_error)
+    }
+
+    fn execute_deferred(&mut self, sql: &str, params: &[Param<'_>]) -> Result<(), DbError> {
+        if !may_hold(sql) {
+            return self.simple(sql);
+        }
+        let statement = self.statement(sql)?;
+        self.held.push((statement, params.iter().copied().map(Cell::of).collect()));
+        Ok(())
     }
 
     fn query(&mut self, sql: &str, params: &[Param<'_>], each: EachRow<'_>) -> Result<(), DbError> {
+        self.send_held()?;
         let statement = self.statement(sql)?;
-        for row in self.client.query(&statement, &bind(params)).map_err(pg_error)? {
-            each(&PgRow(&row))?;
+        let rows = self.runtime.block_on(self.client.query(&statement, &bind(params))).map_err(pg_error)?;
+        for row in &rows {
+            each(&PgRow(row))?;
         }
         Ok(())
     }
@@ -159,9 +246,11 @@ impl Db for PgDb {
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
+        // What was held belongs to the transaction being abandoned.
+        self.held.clear();
         if self.client.is_closed() {
             return Ok(());
         }
-        self.simple("ROLLBACK")
+        self.runtime.block_on(self.client.batch_execute("ROLLBACK")).map_err(pg_error)
     }
 }

@@ -7,8 +7,8 @@
 //! One runtime owns a database at a time: its writer's connection holds a session advisory
 //! lock for as long as it lives, and a second opener is refused (a view opens read-only).
 //!
-//! The client is the blocking `postgres` crate (tokio-postgres driven by a runtime of its
-//! own). A read is called from inside actor handlers on tokio workers, and a network round
+//! The client is tokio-postgres, each connection on a current-thread runtime of its own
+//! (`db.rs`), driven only inside its calls. A read is called from inside actor handlers on tokio workers, and a network round
 //! trip must not stall a worker: every use of a connection runs through [`off_runtime`],
 //! which moves the worker's other tasks elsewhere first (`block_in_place`) on a
 //! multi-threaded runtime, and runs the call on a thread of its own on a current-thread
@@ -89,20 +89,10 @@ impl PostgresStore {
     /// owns the database, and with [`StoreError::SchemaTooNew`] if a newer build wrote it.
     pub fn open(url: &str) -> Result<PostgresStore, StoreError> {
         let (writer_db, reader) = off_runtime(|| {
-            let mut writer_db = schema::connect(url)?;
+            let mut writer_db = PgDb::connect(url)?;
             schema::create_schema(&mut writer_db, url)?;
-            let owned = writer_db
-                .client()
-                .query_one("SELECT pg_try_advisory_lock($1)", &[&schema::OWNER_LOCK])
-                .and_then(|row| row.try_get::<_, bool>(0))
-                .map_err(|e| schema::open_error(url, db::pg_error(e)))?;
-            if !owned {
-                return Err(schema::open_error(
-                    url,
-                    "another runtime owns this database (it holds the owner lock); open it read-only to look",
-                ));
-            }
-            Ok((writer_db, schema::connect(url)?))
+            schema::take_owner_lock(&mut writer_db, url)?;
+            Ok::<_, StoreError>((writer_db, PgDb::connect(url)?))
         })?;
         let writer = Writer::start(PgBackend(writer_db))
             .map_err(|e| schema::open_error(url, format!("failed to start the writer thread: {e}")))?;
@@ -113,7 +103,7 @@ impl PostgresStore {
     /// [`StoreError::ReadOnly`]. It reads what the owner has committed.
     pub fn open_read_only(url: &str) -> Result<PostgresStore, StoreError> {
         let reader = off_runtime(|| {
-            let mut reader = schema::connect(url)?;
+            let mut reader = PgDb::connect(url)?;
             schema::check_readable(&mut reader, url)?;
             Ok::<_, StoreError>(reader)
         })?;
@@ -166,7 +156,7 @@ impl PostgresStore {
             if result.is_err() && !db.is_alive() {
                 return self.on_new_connection(&f);
             }
-            if !db.client().is_closed() {
+            if !db.is_closed() {
                 self.put_back(db);
             }
             result
@@ -174,9 +164,9 @@ impl PostgresStore {
     }
 
     fn on_new_connection<T>(&self, f: &impl Fn(&mut PgDb) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        let mut db = schema::connect(&self.url)?;
+        let mut db = PgDb::connect(&self.url)?;
         let result = f(&mut db);
-        if !db.client().is_closed() {
+        if !db.is_closed() {
             self.put_back(db);
         }
         result

@@ -10,8 +10,6 @@
 
 use super::db::PgDb;
 use crate::store::StoreError;
-use postgres::{Client, Config, NoTls};
-use std::str::FromStr;
 
 /// The PostgreSQL schema version this build writes and understands.
 pub(super) const PG_SCHEMA_VERSION: i64 = 1;
@@ -140,7 +138,7 @@ const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [SCHEMA_V1];
 const SCHEMA_LOCK: i64 = 0x6167_656e_7476_0001;
 
 /// The advisory lock the owning runtime holds for as long as its writer is connected.
-pub(super) const OWNER_LOCK: i64 = 0x6167_656e_7476_0002;
+const OWNER_LOCK: i64 = 0x6167_656e_7476_0002;
 
 /// The error of opening `url`, which is named without its password.
 pub(super) fn open_error(url: &str, message: impl std::fmt::Display) -> StoreError {
@@ -148,7 +146,7 @@ pub(super) fn open_error(url: &str, message: impl std::fmt::Display) -> StoreErr
 }
 
 /// A client error while opening `url`, with the server's message when it sent one.
-fn client_error(url: &str, e: postgres::Error) -> StoreError {
+fn client_error(url: &str, e: tokio_postgres::Error) -> StoreError {
     open_error(url, super::db::pg_error(e))
 }
 
@@ -166,46 +164,67 @@ pub(super) fn redact(url: &str) -> String {
     }
 }
 
-/// Connects to `url` (a `postgres://` or `postgresql://` URL, or a libpq key=value string).
-pub(super) fn connect(url: &str) -> Result<PgDb, StoreError> {
-    let config = Config::from_str(url).map_err(|e| client_error(url, e))?;
-    let client: Client = config.connect(NoTls).map_err(|e| client_error(url, e))?;
-    Ok(PgDb::new(client))
-}
-
 /// Creates the schema of an empty database, or migrates an older one to
 /// [`PG_SCHEMA_VERSION`], in one transaction under [`SCHEMA_LOCK`].
 pub(super) fn create_schema(db: &mut PgDb, url: &str) -> Result<(), StoreError> {
-    let client = db.client();
-    let result = (|| {
-        let mut tx = client.transaction()?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
-        let found = stored_version(&mut tx)?.unwrap_or(0);
-        if found > PG_SCHEMA_VERSION {
-            return Ok(Err(too_new(found)));
-        }
-        let done = usize::try_from(found).unwrap_or(0);
-        for step in MIGRATIONS.iter().skip(done) {
-            tx.batch_execute(step)?;
-        }
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema_version', $1) \
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            &[&PG_SCHEMA_VERSION],
-        )?;
-        tx.execute("INSERT INTO meta (key, value) VALUES ('epoch', 0) ON CONFLICT (key) DO NOTHING", &[])?;
-        tx.commit()?;
-        if found > 0 && found < PG_SCHEMA_VERSION {
-            tracing::info!(from = found, to = PG_SCHEMA_VERSION, "migrated the PostgreSQL store's schema");
-        }
-        Ok::<_, postgres::Error>(Ok(()))
-    })();
-    result.map_err(|e| client_error(url, e))?
+    let (runtime, client) = db.parts();
+    let found = runtime
+        .block_on(async {
+            let tx = client.transaction().await?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK]).await?;
+            let found = stored_version(&tx).await?.unwrap_or(0);
+            if found > PG_SCHEMA_VERSION {
+                return Ok(found);
+            }
+            let done = usize::try_from(found).unwrap_or(0);
+            for step in MIGRATIONS.iter().skip(done) {
+                tx.batch_execute(step).await?;
+            }
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', $1) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&PG_SCHEMA_VERSION],
+            )
+            .await?;
+            tx.execute("INSERT INTO meta (key, value) VALUES ('epoch', 0) ON CONFLICT (key) DO NOTHING", &[])
+                .await?;
+            tx.commit().await?;
+            Ok::<_, tokio_postgres::Error>(found)
+        })
+        .map_err(|e| client_error(url, e))?;
+    if found > PG_SCHEMA_VERSION {
+        return Err(too_new(found));
+    }
+    if found > 0 && found < PG_SCHEMA_VERSION {
+        tracing::info!(from = found, to = PG_SCHEMA_VERSION, "migrated the PostgreSQL store's schema");
+    }
+    Ok(())
+}
+
+/// Takes the owner lock on `db`'s session, for as long as the session lives; refuses if
+/// another session holds it.
+pub(super) fn take_owner_lock(db: &mut PgDb, url: &str) -> Result<(), StoreError> {
+    let (runtime, client) = db.parts();
+    let owned = runtime
+        .block_on(async {
+            let row = client.query_one("SELECT pg_try_advisory_lock($1)", &[&OWNER_LOCK]).await?;
+            row.try_get::<_, bool>(0)
+        })
+        .map_err(|e| client_error(url, e))?;
+    if owned {
+        Ok(())
+    } else {
+        Err(open_error(
+            url,
+            "another runtime owns this database (it holds the owner lock); open it read-only to look",
+        ))
+    }
 }
 
 /// Checks that a database opened for reading holds a store this build can read.
 pub(super) fn check_readable(db: &mut PgDb, url: &str) -> Result<(), StoreError> {
-    let found = stored_version(db.client()).map_err(|e| client_error(url, e))?;
+    let (runtime, client) = db.parts();
+    let found = runtime.block_on(stored_version(&*client)).map_err(|e| client_error(url, e))?;
     match found {
         None => Err(StoreError::BeingCreated { path: redact(url) }),
         Some(v) if v > PG_SCHEMA_VERSION => Err(too_new(v)),
@@ -221,11 +240,14 @@ fn too_new(found: i64) -> StoreError {
 }
 
 /// The stored schema version, `None` when the database has no `meta` table.
-fn stored_version(client: &mut impl postgres::GenericClient) -> Result<Option<i64>, postgres::Error> {
-    let has_meta = client.query_one("SELECT to_regclass('meta') IS NOT NULL", &[])?.try_get::<_, bool>(0)?;
+async fn stored_version(
+    client: &impl tokio_postgres::GenericClient,
+) -> Result<Option<i64>, tokio_postgres::Error> {
+    let has_meta =
+        client.query_one("SELECT to_regclass('meta') IS NOT NULL", &[]).await?.try_get::<_, bool>(0)?;
     if !has_meta {
         return Ok(None);
     }
-    let row = client.query_opt("SELECT value FROM meta WHERE key = 'schema_version'", &[])?;
+    let row = client.query_opt("SELECT value FROM meta WHERE key = 'schema_version'", &[]).await?;
     row.map(|r| r.try_get::<_, i64>(0)).transpose()
 }

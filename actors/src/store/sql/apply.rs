@@ -12,7 +12,7 @@ use crate::kernel::ids::{GrantId, Oid, Pid};
 use crate::kernel::mailbox::Message;
 use crate::kernel::objects::ObjectChange;
 use crate::store::{Change, CommitReceipt, StoreError};
-use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 /// Why a change set was not applied.
 #[derive(Debug)]
@@ -153,32 +153,44 @@ const INSERT_CALL_KEY: &str = "INSERT INTO call_keys (caller, kind, call_key, an
 /// Applies every change of one change set, in order, and says what it revoked.
 pub(super) fn apply_set(db: &mut dyn Db, changes: &[Change]) -> Result<CommitReceipt, ApplyError> {
     let mut receipt = CommitReceipt::default();
+    let mut live = LiveGrants::read(db, changes)?;
     for change in changes {
         match change {
             Change::PutProcess(row) => put_process(db, &ProcessColumns::encode(row)?)?,
             Change::PutGrant(grant) => {
                 if let Some(source) = grant.derived_from
-                    && !is_live(db, source)?
+                    && !live.is_live(db, source)?
                 {
                     return Err(StoreError::SourceGrantRevoked { source_grant: source }.into());
                 }
                 put_grant(db, &GrantColumns::encode(grant)?)?;
+                live.known.insert(grant.id, grant.live);
             }
-            Change::RevokeGrant(root) => receipt.revoked.extend(revoke(db, *root)?),
+            Change::RevokeGrant(root) => {
+                let revoked = revoke(db, *root)?;
+                live.known.extend(revoked.iter().map(|(id, _)| (*id, false)));
+                receipt.revoked.extend(revoked);
+            }
             Change::Objects(changes) => {
                 for change in changes {
                     apply_object(db, change)?;
                 }
             }
             Change::PutPayload { oid, envelope } => {
-                db.execute(UPSERT_PAYLOAD, &[(&oid.to_string()).into(), (&envelope.encode()).into()])?;
+                db.execute_deferred(
+                    UPSERT_PAYLOAD,
+                    &[(&oid.to_string()).into(), (&envelope.encode()).into()],
+                )?;
             }
             Change::PutCheckpoint { pid, envelope } => {
-                db.execute(UPSERT_CHECKPOINT, &[(&pid.to_string()).into(), (&envelope.encode()).into()])?;
+                db.execute_deferred(
+                    UPSERT_CHECKPOINT,
+                    &[(&pid.to_string()).into(), (&envelope.encode()).into()],
+                )?;
             }
             Change::PutMessage(message) => put_message(db, message)?,
             Change::PutKeyed { key, answer } => {
-                db.execute(
+                db.execute_deferred(
                     INSERT_CALL_KEY,
                     &[
                         (&key.caller).into(),
@@ -191,7 +203,7 @@ pub(super) fn apply_set(db: &mut dyn Db, changes: &[Change]) -> Result<CommitRec
             Change::AckMessages { recipient, ids } => {
                 let recipient = recipient.to_string();
                 for id in ids {
-                    db.execute(ACK_MESSAGE, &[(&id.to_string()).into(), (&recipient).into()])?;
+                    db.execute_deferred(ACK_MESSAGE, &[(&id.to_string()).into(), (&recipient).into()])?;
                 }
             }
         }
@@ -200,7 +212,7 @@ pub(super) fn apply_set(db: &mut dyn Db, changes: &[Change]) -> Result<CommitRec
 }
 
 fn put_process(db: &mut dyn Db, c: &ProcessColumns) -> Result<(), DbError> {
-    db.execute(
+    db.execute_deferred(
         UPSERT_PROCESS,
         &[
             (&c.pid).into(),
@@ -227,7 +239,7 @@ fn put_process(db: &mut dyn Db, c: &ProcessColumns) -> Result<(), DbError> {
 }
 
 fn put_grant(db: &mut dyn Db, c: &GrantColumns) -> Result<(), DbError> {
-    db.execute(
+    db.execute_deferred(
         UPSERT_GRANT,
         &[
             (&c.id).into(),
@@ -253,23 +265,26 @@ fn apply_object(db: &mut dyn Db, change: &ObjectChange) -> Result<(), ApplyError
         ObjectChange::PutObject(meta) => put_object_meta(db, &ObjectMetaColumns::encode(meta)?)?,
         ObjectChange::ReleaseObject { oid } => {
             let oid = oid.to_string();
-            db.execute(RELEASE_OBJECT, &[(&oid).into()])?;
-            db.execute(DELETE_PAYLOAD, &[(&oid).into()])?;
+            db.execute_deferred(RELEASE_OBJECT, &[(&oid).into()])?;
+            db.execute_deferred(DELETE_PAYLOAD, &[(&oid).into()])?;
         }
         ObjectChange::PutHandle(handle) => put_handle(db, &HandleColumns::encode(handle))?,
         ObjectChange::RevokeHandle { holder, oid } => {
-            db.execute(DELETE_HANDLE, &[(&holder.to_string()).into(), (&oid.to_string()).into()])?;
+            db.execute_deferred(DELETE_HANDLE, &[(&holder.to_string()).into(), (&oid.to_string()).into()])?;
         }
         ObjectChange::PutName { pid, name, oid } => {
             ensure_memory(db, *pid)?;
-            db.execute(UPSERT_NAME, &[(&pid.to_string()).into(), name.into(), (&oid.to_string()).into()])?;
+            db.execute_deferred(
+                UPSERT_NAME,
+                &[(&pid.to_string()).into(), name.into(), (&oid.to_string()).into()],
+            )?;
         }
         ObjectChange::RemoveName { pid, name } => {
-            db.execute(DELETE_NAME, &[(&pid.to_string()).into(), name.into()])?;
+            db.execute_deferred(DELETE_NAME, &[(&pid.to_string()).into(), name.into()])?;
         }
         ObjectChange::PutRoot { pid, oid } => {
             ensure_memory(db, *pid)?;
-            db.execute(INSERT_ROOT, &[(&pid.to_string()).into(), (&oid.to_string()).into()])?;
+            db.execute_deferred(INSERT_ROOT, &[(&pid.to_string()).into(), (&oid.to_string()).into()])?;
         }
         ObjectChange::SetContext { pid, labels } => {
             set_memory_column(db, SET_CONTEXT, *pid, &codec::labels_column(labels)?)?;
@@ -280,8 +295,8 @@ fn apply_object(db: &mut dyn Db, change: &ObjectChange) -> Result<(), ApplyError
         ObjectChange::MarkCollected { pid, how } => {
             set_memory_column(db, SET_COLLECTION, *pid, codec::collection_column(*how))?;
             let pid = pid.to_string();
-            db.execute(DELETE_NAMES, &[(&pid).into()])?;
-            db.execute(DELETE_ROOTS_BUT_GOAL, &[(&pid).into()])?;
+            db.execute_deferred(DELETE_NAMES, &[(&pid).into()])?;
+            db.execute_deferred(DELETE_ROOTS_BUT_GOAL, &[(&pid).into()])?;
         }
     }
     Ok(())
@@ -298,26 +313,26 @@ fn put_memory(
     // one-change fast path).
     let clearance = codec::clearance_column(clearance)?;
     let pid = pid.to_string();
-    db.execute(DELETE_NAMES, &[(&pid).into()])?;
-    db.execute(DELETE_ROOTS, &[(&pid).into()])?;
-    db.execute(PUT_MEMORY, &[(&pid).into(), (&goal.to_string()).into(), (&clearance).into()])?;
+    db.execute_deferred(DELETE_NAMES, &[(&pid).into()])?;
+    db.execute_deferred(DELETE_ROOTS, &[(&pid).into()])?;
+    db.execute_deferred(PUT_MEMORY, &[(&pid).into(), (&goal.to_string()).into(), (&clearance).into()])?;
     Ok(())
 }
 
 /// Gives a process the default memory row unless it has one.
 fn ensure_memory(db: &mut dyn Db, pid: Pid) -> Result<(), DbError> {
-    db.execute(ENSURE_MEMORY, &[(&pid.to_string()).into()])?;
+    db.execute_deferred(ENSURE_MEMORY, &[(&pid.to_string()).into()])?;
     Ok(())
 }
 
 /// Runs one of the upserts that set a single memory column (`?2`) of `pid`'s row.
 fn set_memory_column(db: &mut dyn Db, sql: &str, pid: Pid, value: &str) -> Result<(), DbError> {
-    db.execute(sql, &[(&pid.to_string()).into(), value.into()])?;
+    db.execute_deferred(sql, &[(&pid.to_string()).into(), value.into()])?;
     Ok(())
 }
 
 fn put_object_meta(db: &mut dyn Db, c: &ObjectMetaColumns) -> Result<(), DbError> {
-    db.execute(
+    db.execute_deferred(
         UPSERT_OBJECT_META,
         &[
             (&c.oid).into(),
@@ -333,7 +348,10 @@ fn put_object_meta(db: &mut dyn Db, c: &ObjectMetaColumns) -> Result<(), DbError
 }
 
 fn put_handle(db: &mut dyn Db, c: &HandleColumns) -> Result<(), DbError> {
-    db.execute(UPSERT_HANDLE, &[(&c.holder).into(), (&c.oid).into(), c.rights.into(), c.ephemeral.into()])?;
+    db.execute_deferred(
+        UPSERT_HANDLE,
+        &[(&c.holder).into(), (&c.oid).into(), c.rights.into(), c.ephemeral.into()],
+    )?;
     Ok(())
 }
 
@@ -380,11 +398,54 @@ fn put_message(db: &mut dyn Db, message: &Message) -> Result<(), ApplyError> {
     }
 }
 
-/// Whether a grant exists and is live right now, inside the group transaction.
-fn is_live(db: &mut dyn Db, id: GrantId) -> Result<bool, DbError> {
-    let live =
-        select_one(db, "SELECT live FROM grants WHERE id = ?1", &[(&id.to_string()).into()], |r| r.flag(0))?;
-    Ok(live.unwrap_or(false))
+/// Whether grants are live, as a change set's preconditions ask: every source its derived
+/// grants name is read in one query when the set begins (a spawn derives several grants, and
+/// on a database server each query is a round trip), and kept exact as the set goes on, since
+/// a grant's liveness changes only by `PutGrant` and `RevokeGrant`.
+struct LiveGrants {
+    known: HashMap<GrantId, bool>,
+}
+
+/// The most sources read in one query; a change set naming more reads the rest one by one.
+const LIVE_GRANTS_READ_MAX: usize = 64;
+
+impl LiveGrants {
+    fn read(db: &mut dyn Db, changes: &[Change]) -> Result<LiveGrants, DbError> {
+        let sources: Vec<GrantId> = changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::PutGrant(grant) => grant.derived_from,
+                _ => None,
+            })
+            .collect::<BTreeSet<GrantId>>()
+            .into_iter()
+            .take(LIVE_GRANTS_READ_MAX)
+            .collect();
+        if sources.is_empty() {
+            return Ok(LiveGrants { known: HashMap::new() });
+        }
+        let texts: Vec<String> = sources.iter().map(GrantId::to_string).collect();
+        let placeholders: Vec<String> = (1..=texts.len()).map(|n| format!("?{n}")).collect();
+        let sql = format!("SELECT id FROM grants WHERE live = 1 AND id IN ({})", placeholders.join(", "));
+        let params: Vec<Param<'_>> = texts.iter().map(Param::from).collect();
+        let live: HashSet<String> = select(db, &sql, &params, |r| r.text(0))?.into_iter().collect();
+        let known = sources.into_iter().zip(&texts).map(|(id, text)| (id, live.contains(text))).collect();
+        Ok(LiveGrants { known })
+    }
+
+    /// Whether `id` exists and is live right now, inside the group transaction.
+    fn is_live(&mut self, db: &mut dyn Db, id: GrantId) -> Result<bool, DbError> {
+        if let Some(live) = self.known.get(&id) {
+            return Ok(*live);
+        }
+        let live =
+            select_one(db, "SELECT live FROM grants WHERE id = ?1", &[(&id.to_string()).into()], |r| {
+                r.flag(0)
+            })?
+            .unwrap_or(false);
+        self.known.insert(id, live);
+        Ok(live)
+    }
 }
 
 struct ClosureRow {
@@ -412,7 +473,7 @@ fn revoke(db: &mut dyn Db, root: GrantId) -> Result<Vec<(GrantId, Pid)>, ApplyEr
     }
     let mut revoked = Vec::new();
     for (id, holder) in breadth_first(root, &rows) {
-        db.execute(
+        db.execute_deferred(
             "UPDATE grants SET live = ?1 WHERE id = ?2",
             &[Param::from(false), (&id.to_string()).into()],
         )?;

@@ -250,6 +250,14 @@ pub(super) trait Db {
     /// Runs a statement that returns no rows; the number of rows it changed.
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, DbError>;
 
+    /// Runs a statement whose outcome the caller does not look at. A backend may send it
+    /// later, together with the statements after it (pipelined), as long as it runs before
+    /// any statement whose result is read and before the transaction ends; a failure then
+    /// surfaces at that later statement (and fails the writer's whole group either way).
+    fn execute_deferred(&mut self, sql: &str, params: &[Param<'_>]) -> Result<(), DbError> {
+        self.execute(sql, params).map(drop)
+    }
+
     /// Runs a query, handing each row to `each` in order.
     fn query(&mut self, sql: &str, params: &[Param<'_>], each: EachRow<'_>) -> Result<(), DbError>;
 

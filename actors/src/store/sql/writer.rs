@@ -324,10 +324,11 @@ fn run_group(
             }
             continue;
         }
-        db.execute("SAVEPOINT change_set", &[])?;
+        // Neither is read: a backend may send both with the change set's statements.
+        db.execute_deferred("SAVEPOINT change_set", &[])?;
         match apply_set(db, changes) {
             Ok(receipt) => {
-                db.execute("RELEASE SAVEPOINT change_set", &[])?;
+                db.execute_deferred("RELEASE SAVEPOINT change_set", &[])?;
                 results.push(Ok(receipt));
             }
             Err(ApplyError::Refused(refusal)) => {
