@@ -74,3 +74,45 @@ fn an_unreachable_database_is_reported_without_its_password() {
     assert!(stderr.contains("127.0.0.1:1"), "{stderr}");
     assert!(!stderr.contains("s3cret"), "{stderr}");
 }
+
+/// The demo's tree: the root, one process per folder, one per file.
+const FOLDERS: usize = 3;
+const FILES: usize = 2;
+const PROCESSES: usize = 1 + FOLDERS + FOLDERS * FILES;
+
+#[test]
+fn a_demo_killed_mid_work_on_postgres_recovers_with_nothing_replayed() {
+    let seed: u64 =
+        std::env::var("AGENTVISOR_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_2026);
+    let points: Vec<u64> = (0..3).map(|i| 1 + (seed.rotate_left(i * 13) % 30)).collect();
+    eprintln!("seed {seed:#x}: killing the demo after commits {points:?} (AGENTVISOR_TEST_SEED replays)");
+    let work = tempfile::tempdir().expect("tempdir");
+    let data = work.path().join("data");
+    cli_support::make_tree(&data, FOLDERS, FILES);
+    let data = data.to_str().expect("utf-8");
+    let mut killed_runs = 0;
+    for (i, commits) in points.iter().enumerate() {
+        let Some(url) = pg_server::fresh_database() else { return };
+        let state = work.path().join(format!("state-{i}"));
+        let killed = cli_support::killed_after(&state, *commits, &["--store", &url, "demo", data]);
+        if killed == cli_support::Killed::Finished {
+            continue;
+        }
+        killed_runs += 1;
+        // SIGKILLed with its writer frozen mid-group: the server rolled back the open
+        // transaction and ended the session, releasing the owner lock.
+        let out = agentvisor(&state, &url, &["recover", "--resume"]);
+        let context =
+            format!("seed {seed:#x}, kill after {commits}: {}\n{}", text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{context}");
+        let ps = agentvisor(&state, &url, &["ps", "--all", "--json"]);
+        let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
+        let rows = rows.as_array().expect("rows");
+        let goals: Vec<&str> = rows.iter().map(|r| r["goal"].as_str().expect("goal")).collect();
+        let distinct: std::collections::BTreeSet<&str> = goals.iter().copied().collect();
+        assert_eq!(goals.len(), distinct.len(), "no child was launched twice: {goals:?}; {context}");
+        assert_eq!(rows.len(), PROCESSES, "{goals:?}; {context}");
+        assert!(rows.iter().all(|r| r["status"] == "exited"), "{rows:?}; {context}");
+    }
+    assert!(killed_runs > 0 || pg_server::server_url().is_none(), "every demo ended before its kill point");
+}

@@ -80,7 +80,7 @@ fn events_pid(state: &Path, text: &str) -> Result<Pid, String> {
         Err(e) => e,
     };
     let short = text.len() >= 4 && text.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
-    if !short || !state.join(agentvisor::actors::runtime::DB_FILE).exists() {
+    if !short || !super::stores::has_state(state) {
         return Err(format!("{whole} (as `agentvisor ps` prints it)"));
     }
     let view = open_view(state).map_err(|e| format!("{e:#}"))?;

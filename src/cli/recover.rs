@@ -153,7 +153,7 @@ fn evidence(rt: &Runtime, pid: Pid) -> anyhow::Result<String> {
 /// With `hold`, nothing starts or re-arms until the host signals a process
 /// (`RuntimeOptions::hold`): for commands that only report or make one change.
 pub(crate) async fn open_recovered(state: &Path, hold: bool) -> anyhow::Result<(Runtime, Vec<String>)> {
-    if !state.join(agentvisor::actors::runtime::DB_FILE).exists() {
+    if !super::stores::has_state(state) {
         anyhow::bail!("no agentvisor state at {} (pass --state DIR)", state.display());
     }
     let lock = owner::take(state)?;

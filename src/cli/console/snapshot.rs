@@ -6,7 +6,6 @@ use super::history::Histories;
 use crate::cli::agent_cost::agent_view;
 use crate::cli::output::{View, forest, mailbox_view, open_view, short_pid, wait_word};
 use agentvisor::actors::kernel::process::ProcessRow;
-use agentvisor::actors::runtime::DB_FILE;
 use agentvisor::rig::store::SeatStore;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -15,7 +14,7 @@ use std::path::Path;
 /// A directory that holds no store yet is `{"ready": false, …}`, not an error: the console
 /// may be started before the run it watches.
 pub(crate) fn snapshot(state: &Path, histories: &Histories, machines: &Value) -> anyhow::Result<Value> {
-    if !state.join(DB_FILE).exists() {
+    if !crate::cli::stores::has_state(state) {
         return Ok(json!({
             "state": state.display().to_string(),
             "ready": false,

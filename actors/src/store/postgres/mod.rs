@@ -8,11 +8,11 @@
 //! lock for as long as it lives, and a second opener is refused (a view opens read-only).
 //!
 //! The client is tokio-postgres, each connection on a current-thread runtime of its own
-//! (`db.rs`), driven only inside its calls. A read is called from inside actor handlers on tokio workers, and a network round
-//! trip must not stall a worker: every use of a connection runs through [`off_runtime`],
-//! which moves the worker's other tasks elsewhere first (`block_in_place`) on a
-//! multi-threaded runtime, and runs the call on a thread of its own on a current-thread
-//! runtime. The writer is a thread of its own and needs neither.
+//! (`db.rs`), driven only inside its calls. A read is called from inside actor handlers on
+//! tokio workers, and a network round trip must not stall a worker: every use of a connection
+//! runs through [`off_runtime`], which moves the worker's other tasks elsewhere first
+//! (`block_in_place`) on a multi-threaded runtime, and runs the call on a thread of its own on
+//! a current-thread runtime. The writer is a thread of its own and needs neither.
 
 mod db;
 mod schema;
@@ -94,7 +94,9 @@ impl PostgresStore {
             schema::take_owner_lock(&mut writer_db, url)?;
             Ok::<_, StoreError>((writer_db, PgDb::connect(url)?))
         })?;
-        let writer = Writer::start(PgBackend(writer_db))
+        // Off the runtime: a backend that could not be handed to its thread is dropped here,
+        // and dropping a connection's runtime inside another runtime is not allowed.
+        let writer = off_runtime(|| Writer::start(PgBackend(writer_db)))
             .map_err(|e| schema::open_error(url, format!("failed to start the writer thread: {e}")))?;
         Ok(PostgresStore { url: url.to_string(), idle: Mutex::new(vec![reader]), writer: Some(writer) })
     }
