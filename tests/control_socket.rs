@@ -1,7 +1,10 @@
 //! The control socket of a live owner: the typed client, host actions, blocking calls,
-//! permissions, and a stale socket left by a killed owner.
+//! permissions, and a stale socket left by a killed owner; and, for a state kept in PostgreSQL,
+//! the same host actions through the database.
 
 mod mcp_support;
+#[path = "../actors/tests/pg_server/mod.rs"]
+mod pg_server;
 
 use agentvisor::actors::Pid;
 use agentvisor::actors::kernel::status::SignalKind;
@@ -15,6 +18,21 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 async fn client(dir: &Path) -> ControlClient {
     within("connect", ControlClient::connect(dir)).await.expect("connect").expect("a live owner listens")
+}
+
+/// Runs `agentvisor --state STATE ARGS…`: whether it succeeded, its stdout and its stderr.
+fn agentvisor(state: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentvisor"))
+        .arg("--state")
+        .arg(state)
+        .args(args)
+        .output()
+        .expect("run agentvisor");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn pid(value: &Value) -> Pid {
@@ -141,6 +159,30 @@ async fn a_killed_owners_stale_socket_is_replaced_and_as_continues() {
     again.terminate().await;
 }
 
+/// Pauses `child` through `cli`, gates it, sees a resume refused, ungates and resumes it,
+/// checking each step on the owner through `c`.
+async fn pause_gate_and_resume(
+    c: &ControlClient,
+    child: Pid,
+    cli: impl Fn(&[&str]) -> (bool, String, String),
+) {
+    let child_text = child.to_string();
+    let (ok, stdout, stderr) = cli(&["signal", &child_text, "pause", "--reason", "look"]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("through the live runtime") && stdout.contains("paused"), "{stdout}");
+    assert_eq!(c.process(child).await.expect("process").expect("row").status.as_str(), "paused");
+    let (ok, stdout, stderr) = cli(&["gate", &child_text, "--reason", "review"]);
+    assert!(ok, "{stdout}{stderr}");
+    let (ok, _, stderr) = cli(&["signal", &child_text, "resume"]);
+    assert!(!ok, "a gated process does not resume");
+    assert!(stderr.contains("refused"), "{stderr}");
+    let (ok, stdout, stderr) = cli(&["ungate", &child_text]);
+    assert!(ok, "{stdout}{stderr}");
+    let (ok, stdout, stderr) = cli(&["signal", &child_text, "resume"]);
+    assert!(ok, "{stdout}{stderr}");
+    assert_eq!(c.process(child).await.expect("process").expect("row").status.as_str(), "running");
+}
+
 /// `agentvisor signal`, `gate` and `ungate` beside a live owner go through its control socket:
 /// never refused for the lock, never a second owner.
 #[tokio::test]
@@ -152,34 +194,42 @@ async fn host_action_commands_reach_a_live_owner_through_its_socket() {
     let spawned =
         c.call(root, "spawn_child_process", json!({"goal": "controlled"}), None).await.expect("call");
     let child = pid(&spawned);
-    let cli = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentvisor"))
-            .arg("--state")
-            .arg(dir.path())
-            .args(args)
-            .output()
-            .expect("run agentvisor");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
-    let child_text = child.to_string();
-    let (ok, stdout, stderr) = cli(&["signal", &child_text, "pause", "--reason", "look"]);
-    assert!(ok, "{stdout}{stderr}");
-    assert!(stdout.contains("through the live runtime") && stdout.contains("paused"), "{stdout}");
-    let row = c.process(child).await.expect("process").expect("row");
-    assert_eq!(row.status.as_str(), "paused");
-    let (ok, stdout, stderr) = cli(&["gate", &child_text, "--reason", "review"]);
-    assert!(ok, "{stdout}{stderr}");
-    let (ok, _, stderr) = cli(&["signal", &child_text, "resume"]);
-    assert!(!ok, "a gated process does not resume");
-    assert!(stderr.contains("refused"), "{stderr}");
-    let (ok, stdout, stderr) = cli(&["ungate", &child_text]);
-    assert!(ok, "{stdout}{stderr}");
-    let (ok, stdout, stderr) = cli(&["signal", &child_text, "resume"]);
-    assert!(ok, "{stdout}{stderr}");
-    assert_eq!(c.process(child).await.expect("process").expect("row").status.as_str(), "running");
+    let cli = |args: &[&str]| agentvisor(dir.path(), args);
+    pause_gate_and_resume(&c, child, cli).await;
+    server.terminate().await;
+}
+
+/// With the state in PostgreSQL, the same host actions sent from another state directory
+/// (another machine, as far as the owner can tell) reach the live owner through the database:
+/// a request row and `NOTIFY` there, the answer written back.
+#[tokio::test]
+async fn with_postgres_host_actions_from_elsewhere_reach_the_owner_through_the_database() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let server = http_server(dir.path(), &["--store", &url, "--grant", "process:spawn=x"]).await;
+    let c = client(dir.path()).await;
+    let root: Pid = server.pid.parse().expect("pid");
+    let spawned =
+        c.call(root, "spawn_child_process", json!({"goal": "controlled"}), None).await.expect("call");
+    let child = pid(&spawned);
+    let cli = |args: &[&str]| agentvisor(elsewhere.path(), &[&["--store", url.as_str()], args].concat());
+    pause_gate_and_resume(&c, child, cli).await;
+    // Nothing of the owner's was created in the other directory; every action went through
+    // the database and was answered there.
+    assert!(!agentvisor::control::socket_path(elsewhere.path()).exists());
+    let (asked, answered) = std::thread::spawn({
+        let url = url.clone();
+        move || {
+            let mut db = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+            let row = db
+                .query_one("SELECT count(*), count(answer) FROM host_requests", &[])
+                .expect("the request table");
+            (row.get::<_, i64>(0), row.get::<_, i64>(1))
+        }
+    })
+    .join()
+    .expect("count the requests");
+    assert_eq!((asked, answered), (5, 5));
     server.terminate().await;
 }

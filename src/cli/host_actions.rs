@@ -7,7 +7,9 @@
 //!
 //! While a live runtime owns the directory these commands are sent to it through its control
 //! socket ([`agentvisor::control`]): an action reaches the owner's actors, never a second
-//! runtime, and is never refused for the lock. Pids are resolved on a read-only view.
+//! runtime, and is never refused for the lock. A state kept in PostgreSQL (`--store`) whose
+//! owner runs elsewhere (another directory or machine) is reached the same way through the
+//! database ([`agentvisor::control::database`]). Pids are resolved on a read-only view.
 
 use super::output::{resolve_pid, short_pid};
 use super::recover::{open_recovered, settle};
@@ -17,21 +19,47 @@ use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::kernel::status::SignalKind;
 use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::runtime::calls::{SignalResult, ToolError};
-use agentvisor::control::ControlClient;
+use agentvisor::actors::store::PostgresStore;
+use agentvisor::control::protocol::Request;
+use agentvisor::control::{ControlClient, ControlError, database};
 use agentvisor::images::builtin_images;
 use serde_json::Value;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// The live owner's control socket and a read-only view to resolve pids on, when a live
-/// runtime owns `state`.
-async fn live_owner(state: &Path) -> anyhow::Result<Option<(ControlClient, Runtime)>> {
-    if !state.exists() {
-        return Ok(None);
+/// Where a live owner is reached.
+enum LiveOwner {
+    /// Through its control socket in the state directory.
+    Socket(ControlClient),
+    /// Through the PostgreSQL database its state is kept in.
+    Database(String),
+}
+
+impl LiveOwner {
+    /// Sends one request and returns the owner's answer.
+    async fn send(&self, request: Request) -> Result<Value, ControlError> {
+        match self {
+            LiveOwner::Socket(client) => client.request(&request, None).await,
+            LiveOwner::Database(url) => database::request(url, &request).await,
+        }
     }
-    let Some(client) = ControlClient::connect(state).await? else { return Ok(None) };
-    let view = Runtime::open_read_only(state, super::stores::runtime_options(builtin_images()))?;
-    Ok(Some((client, view)))
+}
+
+/// The live owner and a read-only view to resolve pids on, when a live runtime owns `state`
+/// (or, with `--store`, the database).
+async fn live_owner(state: &Path) -> anyhow::Result<Option<(LiveOwner, Runtime)>> {
+    let view = || Runtime::open_read_only(state, super::stores::runtime_options(builtin_images()));
+    if state.exists()
+        && let Some(client) = ControlClient::connect(state).await?
+    {
+        return Ok(Some((LiveOwner::Socket(client), view()?)));
+    }
+    if let Some(url) = super::stores::url()
+        && PostgresStore::owner_is_live(url)?
+    {
+        return Ok(Some((LiveOwner::Database(url.to_string()), view()?)));
+    }
+    Ok(None)
 }
 
 /// Reports what the owner answered: a line on stdout, or its refusal as the command's error.
@@ -114,7 +142,11 @@ pub(crate) async fn run_signal(
     };
     if let Some((client, view)) = live_owner(state).await? {
         let pid = resolve_pid(&view, pid)?;
-        return answered(kind.as_str(), pid, &client.signal(pid, kind, reason).await?);
+        return answered(
+            kind.as_str(),
+            pid,
+            &client.send(Request::Signal { pid, signal: kind, reason }).await?,
+        );
     }
     // Opened held, so a refused signal leaves the tree exactly as it was; an accepted resume
     // then releases the hold (every recovered start and wait) and hosts the tree to its end.
@@ -147,7 +179,7 @@ pub(crate) async fn run_signal(
 pub(crate) async fn run_gate(state: &Path, pid: &str, reason: &str) -> anyhow::Result<ExitCode> {
     if let Some((client, view)) = live_owner(state).await? {
         let pid = resolve_pid(&view, pid)?;
-        return answered("gate", pid, &client.gate(pid, reason).await?);
+        return answered("gate", pid, &client.send(Request::Gate { pid, reason: reason.to_string() }).await?);
     }
     let (rt, _) = open_recovered(state, true).await?;
     let pid = match resolve_pid(&rt, pid) {
@@ -170,7 +202,7 @@ pub(crate) async fn run_gate(state: &Path, pid: &str, reason: &str) -> anyhow::R
 pub(crate) async fn run_ungate(state: &Path, pid: &str) -> anyhow::Result<ExitCode> {
     if let Some((client, view)) = live_owner(state).await? {
         let pid = resolve_pid(&view, pid)?;
-        return answered("ungate", pid, &client.ungate(pid).await?);
+        return answered("ungate", pid, &client.send(Request::Ungate { pid }).await?);
     }
     let (rt, _) = open_recovered(state, true).await?;
     let pid = match resolve_pid(&rt, pid) {
@@ -200,7 +232,7 @@ pub(crate) async fn run_revoke(state: &Path, pid: &str, resource: &str) -> anyho
             anyhow::bail!("revoke {pid} refused (not_held): {pid} holds no live grant on {resource:?}");
         }
         for id in held {
-            answered("revoke", pid, &client.revoke(id).await?)?;
+            answered("revoke", pid, &client.send(Request::Revoke { grant_id: id }).await?)?;
         }
         return Ok(ExitCode::SUCCESS);
     }

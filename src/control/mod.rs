@@ -10,6 +10,7 @@
 //! server.
 
 mod client;
+pub mod database;
 pub mod host;
 pub mod limits;
 pub mod lines;
@@ -80,6 +81,17 @@ pub enum ControlError {
     /// Reading or writing the connection failed.
     #[error("the control connection failed: {0}")]
     Io(#[from] std::io::Error),
+    /// The database that carries host requests for a state kept in PostgreSQL failed.
+    #[error("the database carrying host requests failed: {0}")]
+    Database(String),
+    /// The runtime owning a state kept in PostgreSQL did not answer a host request in time.
+    #[error(
+        "the runtime that owns the database did not answer within {waited_ms} ms (is it still running, and does it serve host requests?)"
+    )]
+    NoAnswer {
+        /// How long the request waited.
+        waited_ms: u64,
+    },
 }
 
 impl ControlError {
@@ -94,6 +106,8 @@ impl ControlError {
             ControlError::Refused(e) => &e.code,
             ControlError::NotDirOwner { .. } => "not_state_dir_owner",
             ControlError::Io(_) => "control_io",
+            ControlError::Database(_) => "control_database",
+            ControlError::NoAnswer { .. } => "owner_did_not_answer",
         }
     }
 }

@@ -53,7 +53,18 @@ impl ControlServer {
         let listener = UnixListener::bind(&path).map_err(bind_err)?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(bind_err)?;
         let stopping = CancellationToken::new();
-        let task = tokio::spawn(accept_loop(listener, rt, effective_uid(), stopping.clone()));
+        // A state kept in PostgreSQL is also served through the database, for host actions
+        // from where this socket cannot be reached.
+        let database = rt.store_url().map(|url| {
+            tokio::spawn(super::database::serve(Arc::clone(&rt), url.to_string(), stopping.clone()))
+        });
+        let accepting = stopping.clone();
+        let task = tokio::spawn(async move {
+            accept_loop(listener, rt, effective_uid(), accepting).await;
+            if let Some(database) = database {
+                let _ = database.await;
+            }
+        });
         Ok(ControlServer { path, task: Some(task), stopping })
     }
 
@@ -76,6 +87,8 @@ impl ControlServer {
 
 impl Drop for ControlServer {
     fn drop(&mut self) {
+        // Ends the database half too, which runs in a task of its own.
+        self.stopping.cancel();
         if let Some(task) = self.task.take() {
             task.abort();
         }
@@ -204,7 +217,7 @@ async fn answer(
     write_json(write, &line).await.is_ok()
 }
 
-async fn handle(rt: &Runtime, request: Request, sink: ProgressSink) -> Line {
+pub(super) async fn handle(rt: &Runtime, request: Request, sink: ProgressSink) -> Line {
     let result: Result<Value, HostError> = match request {
         Request::ListTools { pid } => {
             Ok(serde_json::to_value(surface::tools_for(pid)).unwrap_or(Value::Null))

@@ -113,6 +113,8 @@ pub struct Runtime {
     supervisor: Option<ActorRef<SupervisorMsg>>,
     report: RecoveryReport,
     state_dir: Option<PathBuf>,
+    /// The PostgreSQL database the state is in, if not the state directory's file.
+    store_url: Option<String>,
     _lock: Option<DirLock>,
 }
 
@@ -161,8 +163,10 @@ impl Runtime {
     ) -> Result<Runtime, RuntimeError> {
         let dir = dir.as_ref().to_path_buf();
         let store = Self::owned_store(&dir, &options)?;
+        let store_url = options.store_url.clone();
         let mut rt = Self::start(store, options).await?;
         rt.state_dir = Some(dir);
+        rt.store_url = store_url;
         rt._lock = Some(lock);
         Ok(rt)
     }
@@ -202,7 +206,14 @@ impl Runtime {
         let (supervisor, _) = Actor::spawn(None, RootSupervisor { shared: shared.clone() }, ())
             .await
             .map_err(|e| RuntimeError::Actor(e.to_string()))?;
-        let rt = Runtime { shared, supervisor: Some(supervisor), report, state_dir: None, _lock: None };
+        let rt = Runtime {
+            shared,
+            supervisor: Some(supervisor),
+            report,
+            state_dir: None,
+            store_url: None,
+            _lock: None,
+        };
         // Roots first; each actor restarts its own live children.
         for row in live.into_iter().filter(|r| r.parent.is_none()) {
             let grants = rt.shared.store.grants_of(row.pid)?;
@@ -231,6 +242,7 @@ impl Runtime {
             supervisor: None,
             report: RecoveryReport::default(),
             state_dir: dir,
+            store_url: None,
             _lock: None,
         })
     }
@@ -283,6 +295,12 @@ impl Runtime {
     /// The state directory, if opened from one.
     pub fn state_dir(&self) -> Option<&Path> {
         self.state_dir.as_deref()
+    }
+
+    /// The PostgreSQL database this runtime's state is in ([`RuntimeOptions::store_url`]), if
+    /// it was opened from a state directory with one.
+    pub fn store_url(&self) -> Option<&str> {
+        self.store_url.as_deref()
     }
 
     /// The store (read it; write only through the runtime).

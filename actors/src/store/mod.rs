@@ -192,6 +192,13 @@ pub enum StoreError {
         /// The revoked source.
         source_grant: GrantId,
     },
+    /// Another runtime owns the database: it holds the owner lock. Open it read-only to look,
+    /// or send host actions to its owner.
+    #[error("another runtime owns the store at {path} (it holds the owner lock); open it read-only to look")]
+    OwnedElsewhere {
+        /// Where the store is (a URL without its password).
+        path: String,
+    },
     /// The store was opened read-only (another runtime owns it).
     #[error("the store is open read-only: another runtime owns this state directory")]
     ReadOnly,

@@ -112,6 +112,15 @@ impl PostgresStore {
         Ok(PostgresStore { url: url.to_string(), idle: Mutex::new(vec![reader]), writer: None })
     }
 
+    /// Whether a live runtime owns the database `url` names (holds its owner lock), without
+    /// taking it.
+    pub fn owner_is_live(url: &str) -> Result<bool, StoreError> {
+        off_runtime(|| {
+            let mut db = PgDb::connect(url)?;
+            schema::owner_is_live(&mut db, url)
+        })
+    }
+
     /// How `url` is named in messages: with its password, if any, replaced by `***`.
     pub fn describe_url(url: &str) -> String {
         schema::redact(url)

@@ -211,14 +211,23 @@ pub(super) fn take_owner_lock(db: &mut PgDb, url: &str) -> Result<(), StoreError
             row.try_get::<_, bool>(0)
         })
         .map_err(|e| client_error(url, e))?;
-    if owned {
-        Ok(())
-    } else {
-        Err(open_error(
-            url,
-            "another runtime owns this database (it holds the owner lock); open it read-only to look",
-        ))
-    }
+    if owned { Ok(()) } else { Err(StoreError::OwnedElsewhere { path: redact(url) }) }
+}
+
+/// Whether another session holds the owner lock: the lock is tried and, if this session got
+/// it, released at once.
+pub(super) fn owner_is_live(db: &mut PgDb, url: &str) -> Result<bool, StoreError> {
+    let (runtime, client) = db.parts();
+    runtime
+        .block_on(async {
+            let got: bool =
+                client.query_one("SELECT pg_try_advisory_lock($1)", &[&OWNER_LOCK]).await?.try_get(0)?;
+            if got {
+                client.execute("SELECT pg_advisory_unlock($1)", &[&OWNER_LOCK]).await?;
+            }
+            Ok::<_, tokio_postgres::Error>(!got)
+        })
+        .map_err(|e| client_error(url, e))
 }
 
 /// Checks that a database opened for reading holds a store this build can read.

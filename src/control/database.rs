@@ -1,0 +1,157 @@
+//! The control protocol through the database, for a state kept in PostgreSQL: a host action
+//! from a machine (or a state directory) that does not share the owner's control socket.
+//!
+//! The database is the truth and `LISTEN`/`NOTIFY` the wake-up. A client writes its request
+//! (the socket protocol's JSON) as a row of `host_requests`, listening on the answers channel
+//! first, and notifies the owner; the owner, listening on the requests channel, answers every
+//! row without an answer in id order (so a notification lost while it was busy costs nothing:
+//! the next one, or its start, finds the row), writes the answer line into the row and
+//! notifies the answers channel with the row's id. A client that hears nothing within
+//! [`ANSWER_WAIT`] reads its row once more and reports that the owner did not answer.
+
+use super::ControlError;
+use super::protocol::{HostError, Line, Request};
+use super::server::handle;
+use crate::actors::runtime::Runtime;
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_postgres::{AsyncMessage, Client, NoTls};
+use tokio_util::sync::CancellationToken;
+
+/// The channel the owner listens on.
+const REQUESTS_CHANNEL: &str = "agentvisor_host_requests";
+
+/// The channel clients listen on; each notification's payload is an answered row's id.
+const ANSWERS_CHANNEL: &str = "agentvisor_host_answers";
+
+/// How long a client waits for the owner's answer.
+pub const ANSWER_WAIT: Duration = Duration::from_secs(30);
+
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS host_requests (
+    id      BIGSERIAL PRIMARY KEY,
+    request TEXT NOT NULL,
+    answer  TEXT NULL
+)";
+
+fn db_error(e: tokio_postgres::Error) -> ControlError {
+    let detail = match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    };
+    ControlError::Database(detail)
+}
+
+/// Connects to `url`, creates the request table if needed, and listens on `channel`: the
+/// client, and the payloads of the notifications it hears. The connection is driven by a task
+/// of its own, which ends with it.
+async fn listen(url: &str, channel: &str) -> Result<(Client, mpsc::UnboundedReceiver<String>), ControlError> {
+    let (client, mut connection) = tokio_postgres::connect(url, NoTls).await.map_err(db_error)?;
+    let (notes, heard) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(message) = messages.next().await {
+            match message {
+                Ok(AsyncMessage::Notification(note)) => {
+                    if notes.send(note.payload().to_string()).is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "a host-request connection ended");
+                    return;
+                }
+            }
+        }
+    });
+    client.batch_execute(&format!("{SCHEMA}; LISTEN {channel}")).await.map_err(db_error)?;
+    Ok((client, heard))
+}
+
+/// Serves host requests sent through the database until `stopping` is cancelled: the owner's
+/// half. A failure of its connection is logged and ends it (the control socket keeps
+/// serving).
+pub(super) async fn serve(rt: Arc<Runtime>, url: String, stopping: CancellationToken) {
+    let served = async {
+        let (client, mut heard) = listen(&url, REQUESTS_CHANNEL).await?;
+        loop {
+            answer_pending(&client, &rt).await?;
+            tokio::select! {
+                note = heard.recv() => if note.is_none() { return Err(ControlError::Closed) },
+                () = stopping.cancelled() => return Ok(()),
+            }
+        }
+    };
+    if let Err(e) = served.await {
+        tracing::error!(error = %e, "stopped serving host requests through the database");
+    }
+}
+
+/// Answers every request without an answer, in id order.
+async fn answer_pending(client: &Client, rt: &Runtime) -> Result<(), ControlError> {
+    let rows = client
+        .query("SELECT id, request FROM host_requests WHERE answer IS NULL ORDER BY id", &[])
+        .await
+        .map_err(db_error)?;
+    for row in rows {
+        let id: i64 = row.try_get(0).map_err(db_error)?;
+        let text: String = row.try_get(1).map_err(db_error)?;
+        let line = match serde_json::from_str::<Request>(&text) {
+            Ok(request) => {
+                // Progress is not carried through the database: only the answer is.
+                let (sink, _progress) = mpsc::channel(16);
+                handle(rt, request, sink).await
+            }
+            Err(e) => Line::Error(HostError::new("control_protocol", format!("not a control request: {e}"))),
+        };
+        let answer = serde_json::to_string(&line).map_err(|e| ControlError::Protocol(e.to_string()))?;
+        client
+            .execute("UPDATE host_requests SET answer = $2 WHERE id = $1", &[&id, &answer])
+            .await
+            .map_err(db_error)?;
+        client
+            .execute("SELECT pg_notify($1, $2)", &[&ANSWERS_CHANNEL, &id.to_string()])
+            .await
+            .map_err(db_error)?;
+    }
+    Ok(())
+}
+
+/// Sends `request` to the runtime that owns the state in the database `url` names and returns
+/// its answer: the client's half.
+pub async fn request(url: &str, request: &Request) -> Result<Value, ControlError> {
+    let (client, mut heard) = listen(url, ANSWERS_CHANNEL).await?;
+    let text = serde_json::to_string(request).map_err(|e| ControlError::Protocol(e.to_string()))?;
+    let row = client
+        .query_one("INSERT INTO host_requests (request) VALUES ($1) RETURNING id", &[&text])
+        .await
+        .map_err(db_error)?;
+    let id: i64 = row.try_get(0).map_err(db_error)?;
+    let mine = id.to_string();
+    client.execute("SELECT pg_notify($1, $2)", &[&REQUESTS_CHANNEL, &mine]).await.map_err(db_error)?;
+    let _ = tokio::time::timeout(ANSWER_WAIT, async {
+        while let Some(note) = heard.recv().await {
+            if note == mine {
+                return;
+            }
+        }
+    })
+    .await;
+    let answer: Option<String> = client
+        .query_one("SELECT answer FROM host_requests WHERE id = $1", &[&id])
+        .await
+        .and_then(|row| row.try_get(0))
+        .map_err(db_error)?;
+    let Some(answer) = answer else {
+        return Err(ControlError::NoAnswer { waited_ms: ANSWER_WAIT.as_millis() as u64 });
+    };
+    match serde_json::from_str::<Line>(&answer) {
+        Ok(Line::Result(value)) => Ok(value),
+        Ok(Line::Error(e)) => Err(ControlError::Refused(e)),
+        Ok(Line::Progress(_)) => Err(ControlError::Protocol("a progress line as the answer".to_string())),
+        Err(e) => Err(ControlError::Protocol(e.to_string())),
+    }
+}
