@@ -2,6 +2,7 @@
 //! windows' chunks, the rigs' seats): behind a mutex, used only off the tokio workers
 //! (`off_runtime`), closed off them too, and fail-stopped after the first failed write.
 
+pub(crate) use agentvisor_actors::store::describe_postgres_error as describe;
 use agentvisor_actors::store::off_runtime;
 use parking_lot::Mutex;
 use postgres::{Client, NoTls};
@@ -24,29 +25,20 @@ impl std::fmt::Debug for PostgresSession {
     }
 }
 
-/// What a client error says, with the server's own message when it sent one (the client's
-/// `Display` says only "db error").
-pub(crate) fn describe(error: &postgres::Error) -> String {
-    match error.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => error.to_string(),
-    }
-}
-
 impl PostgresSession {
     /// Connects to `url` and runs `setup` on the new connection (creating tables, checking
-    /// versions), off the runtime.
-    pub(crate) fn open<E: Send>(
+    /// versions), off the runtime; returns the session and what `setup` found.
+    pub(crate) fn open<T: Send, E: Send>(
         url: &str,
         connect_failed: impl FnOnce(postgres::Error) -> E + Send,
-        setup: impl FnOnce(&mut Client) -> Result<(), E> + Send,
-    ) -> Result<PostgresSession, E> {
-        let client = off_runtime(|| {
+        setup: impl FnOnce(&mut Client) -> Result<T, E> + Send,
+    ) -> Result<(PostgresSession, T), E> {
+        let (client, found) = off_runtime(|| {
             let mut client = Client::connect(url, NoTls).map_err(connect_failed)?;
-            setup(&mut client)?;
-            Ok(client)
+            let found = setup(&mut client)?;
+            Ok((client, found))
         })?;
-        Ok(PostgresSession { state: Mutex::new(State { client: Some(client), failed: None }) })
+        Ok((PostgresSession { state: Mutex::new(State { client: Some(client), failed: None }) }, found))
     }
 
     /// Runs `f` on the connection, off the runtime, with the fail-stop mark. `closed` is the

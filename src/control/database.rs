@@ -37,11 +37,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS host_requests (
 )";
 
 fn db_error(e: tokio_postgres::Error) -> ControlError {
-    let detail = match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => e.to_string(),
-    };
-    ControlError::Database(detail)
+    ControlError::Database(crate::actors::store::describe_postgres_error(&e))
 }
 
 /// Connects to `url`, creates the request table if needed, and listens on `channel`: the

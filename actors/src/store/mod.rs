@@ -18,7 +18,7 @@ mod sqlite;
 
 pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError, PayloadKind};
 pub use memory::MemoryStore;
-pub use postgres::{PostgresStore, off_runtime};
+pub use postgres::{PostgresStore, describe_postgres_error, off_runtime};
 pub use sql::writer::WriterHold;
 pub use sqlite::{SqliteStore, WriterPragmas};
 

@@ -46,7 +46,7 @@ impl PostgresChunkStore {
     /// Opens the store in the database `url` names, creating its table if needed. Refuses a
     /// database whose chunk schema is newer than [`POSTGRES_CHUNK_SCHEMA_VERSION`].
     pub fn open(url: &str) -> Result<PostgresChunkStore, ChunkStoreError> {
-        let session = PostgresSession::open(
+        let (session, ()) = PostgresSession::open(
             url,
             |e| backend("connect to the chunk store", &e),
             |client| {

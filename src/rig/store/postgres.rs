@@ -21,9 +21,6 @@ use postgres::{Client, GenericClient};
 /// The schema version this build writes and reads.
 pub const POSTGRES_SEAT_SCHEMA_VERSION: i64 = 1;
 
-/// Why a view found no seat store: no rig ever ran on the database.
-const NO_TABLES: &str = "the seat store has no tables yet (no rig ran on this database)";
-
 /// The advisory lock every write holds for its transaction.
 const SEATS_LOCK: i64 = 0x6167_656e_7476_0003;
 
@@ -93,21 +90,20 @@ impl PostgresSeatStore {
     /// Opens the store in the database `url` names, creating its tables if needed. Refuses a
     /// database whose seat schema is newer than [`POSTGRES_SEAT_SCHEMA_VERSION`].
     pub fn open(url: &str) -> Result<PostgresSeatStore, StoreError> {
-        PostgresSeatStore::connect(url, false)
+        PostgresSeatStore::connect(url, false)?.ok_or_else(|| StoreError::Backend {
+            message: "the seat store's tables are missing right after they were created".to_string(),
+        })
     }
 
     /// Opens an existing store for reading only: creates nothing and refuses every write.
     /// `None` when no rig ever ran on the database (it has no seat tables).
     pub fn open_read_only(url: &str) -> Result<Option<PostgresSeatStore>, StoreError> {
-        match PostgresSeatStore::connect(url, true) {
-            Ok(store) => Ok(Some(store)),
-            Err(StoreError::Backend { message }) if message == NO_TABLES => Ok(None),
-            Err(e) => Err(e),
-        }
+        PostgresSeatStore::connect(url, true)
     }
 
-    fn connect(url: &str, read_only: bool) -> Result<PostgresSeatStore, StoreError> {
-        let session = PostgresSession::open(
+    /// The store, or `None` when the database has no seat tables (a view before any rig ran).
+    fn connect(url: &str, read_only: bool) -> Result<Option<PostgresSeatStore>, StoreError> {
+        let (session, has_tables) = PostgresSession::open(
             url,
             |e| backend("connect to the seat store", &e),
             |client| {
@@ -120,7 +116,7 @@ impl PostgresSeatStore {
                     tx.commit().map_err(|e| backend("commit the seat store's tables", &e))?;
                 }
                 match stored_version(client).map_err(|e| backend("read the seat store's version", &e))? {
-                    None => Err(StoreError::Backend { message: NO_TABLES.to_string() }),
+                    None => Ok(false),
                     Some(found) if found > POSTGRES_SEAT_SCHEMA_VERSION => {
                         Err(StoreError::UnsupportedSchema {
                             path: "the PostgreSQL seat store".to_string(),
@@ -128,11 +124,11 @@ impl PostgresSeatStore {
                             supported: POSTGRES_SEAT_SCHEMA_VERSION,
                         })
                     }
-                    Some(_) => Ok(()),
+                    Some(_) => Ok(true),
                 }
             },
         )?;
-        Ok(PostgresSeatStore { session, read_only })
+        Ok(has_tables.then_some(PostgresSeatStore { session, read_only }))
     }
 }
 

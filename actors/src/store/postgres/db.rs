@@ -80,15 +80,19 @@ impl<'a> FromSql<'a> for Cell {
     }
 }
 
-/// A failed statement, with the server's own message when the server reported it (the
-/// client's `Display` says only "db error").
-pub(super) fn pg_error(e: tokio_postgres::Error) -> DbError {
+/// What a PostgreSQL client error says: the server's own message and code when the server
+/// reported it (the client's `Display` says only "db error"), else the client's text. Every
+/// PostgreSQL store and transport of the project reports errors through it.
+pub fn describe_postgres_error(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
-        Some(db) => {
-            DbError::db(format!("{}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code()))
-        }
-        None => DbError::db(e),
+        Some(db) => format!("{}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code()),
+        None => e.to_string(),
     }
+}
+
+/// A failed statement.
+pub(super) fn pg_error(e: tokio_postgres::Error) -> DbError {
+    DbError::db(describe_postgres_error(&e))
 }
 
 struct PgRow<'r>(&'r tokio_postgres::Row);

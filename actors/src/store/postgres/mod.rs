@@ -17,6 +17,8 @@
 mod db;
 mod schema;
 
+pub use db::describe_postgres_error;
+
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
