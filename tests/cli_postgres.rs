@@ -107,12 +107,11 @@ fn a_demo_killed_mid_work_on_postgres_recovers_with_nothing_replayed() {
         assert!(out.status.success(), "{context}");
         let ps = agentvisor(&state, &url, &["ps", "--all", "--json"]);
         let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
-        let rows = rows.as_array().expect("rows");
-        let goals: Vec<&str> = rows.iter().map(|r| r["goal"].as_str().expect("goal")).collect();
-        let distinct: std::collections::BTreeSet<&str> = goals.iter().copied().collect();
-        assert_eq!(goals.len(), distinct.len(), "no child was launched twice: {goals:?}; {context}");
-        assert_eq!(rows.len(), PROCESSES, "{goals:?}; {context}");
-        assert!(rows.iter().all(|r| r["status"] == "exited"), "{rows:?}; {context}");
+        cli_support::assert_each_launched_once_and_exited(
+            rows.as_array().expect("rows"),
+            PROCESSES,
+            &context,
+        );
     }
     assert!(killed_runs > 0 || pg_server::server_url().is_none(), "every demo ended before its kill point");
 }

@@ -6,8 +6,10 @@ use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::runtime::telemetry::KernelEvent;
 use agentvisor::actors::store::ProcessQuery;
+use agentvisor::actors::store::{PostgresStore, Store};
 use agentvisor::actors::{Pid, Status};
-use agentvisor::control::ControlServer;
+use agentvisor::control::protocol::Request;
+use agentvisor::control::{ControlError, ControlServer, RootRequest, database};
 use agentvisor::demo;
 use agentvisor::images::builtin_images;
 use anyhow::{Context, bail};
@@ -91,7 +93,14 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
         bail!("{} is not a directory", dir.display());
     }
     let lock = super::owner::take(state)?;
-    let rt = super::owner::open(state, lock, builtin_images()).await?;
+    let rt = match super::owner::open(state, lock, builtin_images()).await {
+        Ok(rt) => rt,
+        Err(e) => match (super::stores::url(), super::node::owned_elsewhere(&e)) {
+            // A node serves the store: the tree runs there.
+            (Some(url), Some((node, _))) => return on_node(state, url, &node, &dir, args.depth).await,
+            _ => return Err(e),
+        },
+    };
     let rt = Arc::new(rt);
     let control = ControlServer::start(Arc::clone(&rt))?;
     let started = Instant::now();
@@ -133,10 +142,84 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
     eprintln!("{}", progress.line());
 
     let root_row = rt.wait_terminal(root).await?;
-    let subtree = collect_subtree(&rt, root)?;
+    print_result(&rt, &root_row, elapsed, args.depth, &state.display().to_string())?;
+    control.stop().await;
+    if let Ok(rt) = Arc::try_unwrap(rt) {
+        rt.shutdown().await?;
+    }
+    Ok(if root_row.status == Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+/// Launches the tree on `node`, the runtime that owns the PostgreSQL store `url`, through the
+/// database, and follows it there to its end, whichever node runs it by then.
+async fn on_node(state: &Path, url: &str, node: &str, dir: &Path, depth: u32) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let spec = demo::root_spec(dir);
+    let root = RootRequest {
+        goal: spec.goal,
+        image: spec.image,
+        cwd: spec.cwd,
+        capabilities: spec.capabilities,
+        budget: spec.budget,
+        // Sent again, the request launches nothing twice: a node that took over answers the
+        // first launch.
+        launch_key: Some(format!("demo-{}", uuid::Uuid::now_v7())),
+    };
+    eprintln!("node {node} owns {}: launching the tree there", super::stores::describe(state));
+    let mut tries = 0;
+    let answer = loop {
+        match database::request(url, &Request::SpawnRoot { root: root.clone() }).await {
+            Ok(answer) => break answer,
+            Err(ControlError::NoAnswer { waited_ms }) if tries < LAUNCH_TRIES => {
+                tries += 1;
+                eprintln!("no node answered within {waited_ms} ms; asking again");
+            }
+            Err(e) => return Err(e).context("failed to launch the tree on the node"),
+        }
+    };
+    let root: Pid = serde_json::from_value(answer["pid"].clone())
+        .with_context(|| format!("the node answered {answer} without a pid"))?;
+    eprintln!("counting words under {} on the nodes serving the store (root {root})", dir.display());
+    let view = PostgresStore::open_read_only(url)?;
+    let mut owner_gone = false;
+    let root_row = loop {
+        match view.process(root)? {
+            Some(row) if row.status.is_terminal() => break row,
+            Some(_) => {}
+            None => bail!("the launched root {root} has no row in the store"),
+        }
+        // A tree nobody serves ends nowhere: say so once, and keep waiting for a node.
+        let live = PostgresStore::owner_is_live(url)?;
+        if !live && !owner_gone {
+            eprintln!("no node owns the store now; waiting for one (start `agentvisor node`)");
+        }
+        owner_gone = !live;
+        tokio::time::sleep(FOLLOW_EVERY).await;
+    };
+    let rt = Runtime::open_read_only(state, super::stores::runtime_options(builtin_images()))?;
+    print_result(&rt, &root_row, started.elapsed(), depth, &super::stores::describe(state))?;
+    Ok(if root_row.status == Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+/// How often a tree run on a node is read back while it runs.
+const FOLLOW_EVERY: Duration = Duration::from_millis(200);
+
+/// How many times a launch on a node is asked again when no node answered.
+const LAUNCH_TRIES: u32 = 3;
+
+/// Prints the final tree to `depth` and the totals of the root's result.
+fn print_result(
+    rt: &Runtime,
+    root_row: &ProcessRow,
+    elapsed: Duration,
+    depth: u32,
+    state: &str,
+) -> anyhow::Result<()> {
+    let root = root_row.pid;
+    let subtree = collect_subtree(rt, root)?;
     outln!();
-    print_node(&rt, &root_row, &subtree, "", true, true, args.depth)?;
-    let totals = result_of(&rt, &root_row)?;
+    print_node(rt, root_row, &subtree, "", true, true, depth)?;
+    let totals = result_of(rt, root_row)?;
     let count = |k: &str| totals.as_ref().and_then(|t| t.get(k)).and_then(Value::as_u64).unwrap_or(0);
     let levels = 1 + subtree.values().flatten().map(|r| r.depth).max().unwrap_or(0);
     let processes = 1 + subtree.values().map(Vec::len).sum::<usize>();
@@ -153,13 +236,9 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
         processes,
         levels,
         elapsed,
-        state.display()
+        state
     );
-    control.stop().await;
-    if let Ok(rt) = Arc::try_unwrap(rt) {
-        rt.shutdown().await?;
-    }
-    Ok(if root_row.status == Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(2) })
+    Ok(())
 }
 
 fn collect_subtree(rt: &Runtime, root: Pid) -> anyhow::Result<HashMap<Pid, Vec<ProcessRow>>> {

@@ -44,6 +44,9 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
     outln!("pid               {}", row.pid);
     outln!("parent            {}", row.parent.map_or("-".into(), |p| p.to_string()));
     outln!("status            {}", view_of.status(&row));
+    if let Some(node) = view["process"]["node"].as_str() {
+        outln!("node              {node}");
+    }
     if let Some(needed) = &view["image_needed"].as_str() {
         outln!("image needed      {needed}");
     }

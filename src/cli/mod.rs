@@ -15,6 +15,7 @@ mod live;
 mod logging;
 mod mcp;
 mod memory;
+mod node;
 #[cfg(feature = "otel")]
 mod otel;
 mod owner;
@@ -49,6 +50,14 @@ pub(crate) struct Cli {
     /// the owner lock, the event log and the control socket.
     #[arg(long, global = true, env = "AGENTVISOR_STORE", value_parser = stores::parse_store_url)]
     pub(crate) store: Option<String>,
+    /// This runtime's name on a PostgreSQL store shared by several runtimes (its node);
+    /// default: the host name and the process id.
+    #[arg(long, global = true, env = "AGENTVISOR_NODE")]
+    pub(crate) node: Option<String>,
+    /// How long this runtime's lease on a PostgreSQL store lasts unless renewed (renewed
+    /// every third of it); another node may claim the store once it runs out.
+    #[arg(long, global = true, value_name = "MS", default_value_t = 5000)]
+    pub(crate) lease_ms: u64,
     /// Arms a store fault for tests: `fail-after:N` or `freeze-after:N` commits.
     #[arg(long, global = true, hide = true)]
     pub(crate) fault: Option<owner::Fault>,
@@ -84,6 +93,10 @@ pub(crate) enum Command {
     /// Reopens a state directory whose runtime died: reports what recovery did, leaves it
     /// paused (or, with --resume, resumes it and hosts the tree to its end).
     Recover(recover::RecoverArgs),
+    /// Serves the tree kept in a PostgreSQL store (`--store`) as one of several runtimes: waits
+    /// while another node owns it, claims it when that node stops or its lease runs out,
+    /// resumes what the other left, and serves until stopped (SIGINT or SIGTERM).
+    Node,
     /// Sends a lifecycle signal to any process as the host: pause, resume, cancel, terminate.
     Signal {
         /// The process: a pid, a unique prefix, or the short id the views print.
@@ -134,6 +147,10 @@ pub(crate) fn main() -> ExitCode {
     if let Some(url) = cli.store.clone() {
         let _ = stores::STORE_URL.set(url);
     }
+    if let Err(e) = stores::set_node_lease(cli.node.clone(), cli.lease_ms) {
+        eprintln!("agentvisor: {e}");
+        return ExitCode::from(2);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -154,6 +171,7 @@ pub(crate) fn main() -> ExitCode {
             Command::Run(args) => run::run(&cli.state, args).await,
             Command::Rig(args) => rig::run(&cli.state, args).await,
             Command::Recover(args) => recover::run(&cli.state, args).await,
+            Command::Node => node::run(&cli.state).await,
             Command::Signal { pid, signal, reason } => {
                 host_actions::run_signal(&cli.state, &pid, &signal, reason).await
             }

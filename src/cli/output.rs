@@ -10,7 +10,7 @@ use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::runtime::calls::{ChildRow, GrantView};
 use agentvisor::actors::runtime::lock::{self, Owner};
 use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
-use agentvisor::actors::store::ProcessQuery;
+use agentvisor::actors::store::{OwnerInfo, PostgresStore, ProcessQuery};
 use agentvisor::actors::{Pid, Status};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
@@ -56,6 +56,8 @@ pub(crate) struct View {
     pub(crate) owner_alive: bool,
     /// The store's epoch: the number of the last runtime that owned the directory.
     pub(crate) epoch: u64,
+    /// For a PostgreSQL store: the node that owns it (or owned it last).
+    pub(crate) node: Option<OwnerInfo>,
 }
 
 impl View {
@@ -82,8 +84,32 @@ impl View {
         if let Some(map) = value.as_object_mut() {
             map.insert("owner_alive".into(), json!(self.owner_alive));
             map.insert("stale".into(), json!(self.is_stale(row)));
+            if let Some(owner) = &self.node {
+                // The owning node runs every process that is not over.
+                let runs = self.owner_alive && !row.status.is_terminal();
+                map.insert("node".into(), json!(runs.then_some(&owner.node)));
+            }
         }
         value
+    }
+
+    /// Says which node owns a PostgreSQL store (on stderr, so a table's first line stays
+    /// its header); nothing for a state directory.
+    pub(crate) fn say_owner(&self) {
+        let Some(owner) = &self.node else { return };
+        if self.owner_alive {
+            eprintln!(
+                "node {} owns the store (fence {}, {} ms of its lease left)",
+                owner.node,
+                owner.fence,
+                owner.lease_left.as_millis()
+            );
+        } else {
+            eprintln!(
+                "no live node owns the store (node {} held it last, fence {}); `agentvisor node` takes it over",
+                owner.node, owner.fence
+            );
+        }
     }
 }
 
@@ -91,15 +117,22 @@ impl View {
 /// (the owner lock is only probed, with a shared lock, and the store opened read-only).
 pub(crate) fn open_view(state: &Path) -> anyhow::Result<View> {
     super::stores::require_state(state)?;
+    let rt = Runtime::open_read_only(state, super::stores::runtime_options(RuntimeOptions::new()))
+        .with_context(|| format!("failed to open {}", super::stores::describe(state)))?;
+    let epoch = rt.epoch().0;
+    // A PostgreSQL store's owner is a node anywhere, known by its lease; a directory's by
+    // its lock.
+    if let Some(url) = super::stores::url() {
+        let node = PostgresStore::owner_of(url)?;
+        let owner_alive = node.as_ref().is_some_and(OwnerInfo::is_live);
+        return Ok(View { rt, owner_alive, epoch, node });
+    }
     let owner = if state.exists() {
         lock::probe(state).with_context(|| format!("failed to read the lock of {}", state.display()))?
     } else {
         Owner::None
     };
-    let rt = Runtime::open_read_only(state, super::stores::runtime_options(RuntimeOptions::new()))
-        .with_context(|| format!("failed to open {}", super::stores::describe(state)))?;
-    let epoch = rt.epoch().0;
-    Ok(View { rt, owner_alive: owner == Owner::Alive, epoch })
+    Ok(View { rt, owner_alive: owner == Owner::Alive, epoch, node: None })
 }
 
 /// The short form of a pid every view prints: the last 8 hex digits, taken from the random

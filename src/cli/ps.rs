@@ -39,6 +39,7 @@ pub(crate) async fn run(state: &Path, args: PsArgs) -> anyhow::Result<ExitCode> 
         outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
+    view.say_owner();
     if !view.owner_alive && rows.iter().any(|r| view.is_stale(r)) {
         // On stderr, so the table's first line stays its header.
         eprintln!(

@@ -41,11 +41,23 @@ pub(crate) async fn run(state: &Path, args: RecoverArgs) -> anyhow::Result<ExitC
     for line in warnings {
         eprintln!("{line}");
     }
+    report(&rt, &super::stores::describe(state), args.resume).await?;
+    if !args.resume {
+        return settle(rt, false).await;
+    }
+    rt.release_hold();
+    settle(rt, true).await
+}
+
+/// Prints what recovery did, with the evidence for each process, and with `resume` resumes
+/// every process paused as a stale execution (or by an earlier command's shutdown, or for a
+/// missing image). The runtime stays held; the caller releases it.
+pub(crate) async fn report(rt: &Runtime, state: &str, resume: bool) -> anyhow::Result<()> {
     let report = rt.recovery_report().clone();
-    outln!("recovered {} as epoch {}", state.display(), rt.epoch().0);
+    outln!("recovered {state} as epoch {}", rt.epoch().0);
     let live = rt.processes(ProcessQuery::default())?;
     let rearmed: Vec<&ProcessRow> = live.iter().filter(|r| r.status == Status::WaitingEvent).collect();
-    let waits_word = if args.resume { "re-armed" } else { "kept (re-armed on resume)" };
+    let waits_word = if resume { "re-armed" } else { "kept (re-armed on resume)" };
     outln!(
         "stale_paused {} · failed_closed {} · orphans_killed {} · waits {waits_word} {} · live {}",
         report.stale_paused.len(),
@@ -55,16 +67,16 @@ pub(crate) async fn run(state: &Path, args: RecoverArgs) -> anyhow::Result<ExitC
         report.live
     );
     for pid in &report.stale_paused {
-        outln!("stale_paused   {}", evidence(&rt, *pid)?);
+        outln!("stale_paused   {}", evidence(rt, *pid)?);
     }
     for pid in &report.failed_closed {
         outln!(
             "failed_closed  {}  (its resumed execution may have completed an effect; it is not replayed)",
-            evidence(&rt, *pid)?
+            evidence(rt, *pid)?
         );
     }
     for pid in &report.orphans_killed {
-        outln!("orphan_killed  {}", evidence(&rt, *pid)?);
+        outln!("orphan_killed  {}", evidence(rt, *pid)?);
     }
     for row in &rearmed {
         let what = match &row.wait_state {
@@ -87,13 +99,13 @@ pub(crate) async fn run(state: &Path, args: RecoverArgs) -> anyhow::Result<ExitC
             report.unmaterialized_oids.len()
         );
     }
-    if !args.resume {
+    if !resume {
         if !report.stale_paused.is_empty() {
             outln!(
                 "left paused; resume one with `agentvisor signal ID resume`, or all with `agentvisor recover --resume`"
             );
         }
-        return settle(rt, false).await;
+        return Ok(());
     }
     // Stale executions, and what an earlier command's shutdown or a missing image paused;
     // never what a signal paused or a host gate holds.
@@ -110,8 +122,7 @@ pub(crate) async fn run(state: &Path, args: RecoverArgs) -> anyhow::Result<ExitC
             Err(e) => outln!("not resumed    {} ({}): {}", short_pid(*pid), e.code, e.message),
         }
     }
-    rt.release_hold();
-    settle(rt, true).await
+    Ok(())
 }
 
 /// One process as recovery reports it: short id, pid, image, goal, and what it may have done

@@ -6,6 +6,7 @@
 //! Every command opens its stores through here, so the choice is made in one place.
 
 use agentvisor::actors::runtime::{DB_FILE, RuntimeOptions};
+use agentvisor::actors::store::NodeLease;
 use agentvisor::agent::window::{ChunkStore, open_chunk_store};
 use agentvisor::rig::store::{PostgresSeatStore, SEAT_STORE_FILE, SeatStore, SqliteSeatStore};
 use anyhow::{Context, bail};
@@ -14,6 +15,25 @@ use std::sync::{Arc, OnceLock};
 
 /// The database `--store` named, set once by `cli::main`; unset means the state directory.
 pub(crate) static STORE_URL: OnceLock<String> = OnceLock::new();
+
+/// Who this command's runtime is on a PostgreSQL store (`--node`, `--lease-ms`), set once by
+/// `cli::main`.
+static NODE_LEASE: OnceLock<NodeLease> = OnceLock::new();
+
+/// Sets the node name and lease from `--node` and `--lease-ms`; refuses an empty name or a
+/// lease too short to renew.
+pub(crate) fn set_node_lease(node: Option<String>, lease_ms: u64) -> Result<(), String> {
+    let node = node.unwrap_or_else(|| NodeLease::default().node().to_string());
+    let lease = NodeLease::new(node, std::time::Duration::from_millis(lease_ms))
+        .map_err(|e| format!("--node/--lease-ms: {e}"))?;
+    let _ = NODE_LEASE.set(lease);
+    Ok(())
+}
+
+/// Who this command's runtime is on a PostgreSQL store.
+pub(crate) fn node_lease() -> NodeLease {
+    NODE_LEASE.get().cloned().unwrap_or_default()
+}
 
 /// Checks a `--store` value: a `postgres://` or `postgresql://` URL.
 pub(crate) fn parse_store_url(text: &str) -> Result<String, String> {
@@ -50,7 +70,7 @@ pub(crate) fn describe_seats(state: &Path) -> String {
 
 /// `options` with the kernel store chosen.
 pub(crate) fn runtime_options(options: RuntimeOptions) -> RuntimeOptions {
-    options.store_url(url().map(str::to_string))
+    options.store_url(url().map(str::to_string)).node_lease(node_lease())
 }
 
 /// Whether there is state to read: the store file exists, or a database was named (which

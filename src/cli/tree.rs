@@ -18,6 +18,7 @@ pub(crate) struct TreeArgs {
 
 pub(crate) async fn run(state: &Path, args: TreeArgs) -> anyhow::Result<ExitCode> {
     let view = open_view(state)?;
+    view.say_owner();
     let (roots, children) = forest(&view.rt, !args.live)?;
     for root in &roots {
         print_tree(&view, root, &children, "", true, true)?;

@@ -156,9 +156,18 @@ pub async fn attach(rt: &Runtime, pid: Pid) -> Result<ProcessRow, HostError> {
 }
 
 /// Launches a root and waits until it has started.
-pub async fn spawn_root(rt: &Runtime, root: RootRequest) -> Result<Pid, HostError> {
+pub async fn spawn_root(rt: &Runtime, mut root: RootRequest) -> Result<Pid, HostError> {
+    /// Keyed launches one at a time: two with one key must not both find it unused.
+    static KEYED: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     let mut events = rt.subscribe();
-    let pid = rt.spawn_root(root.into()).await.map_err(|e| HostError::from(e.to_tool_error()))?;
+    let launched = match root.launch_key.take() {
+        Some(key) => {
+            let _one_at_a_time = KEYED.lock().await;
+            rt.spawn_root_keyed(root.into(), key).await
+        }
+        None => rt.spawn_root(root.into()).await,
+    };
+    let pid = launched.map_err(|e| HostError::from(e.to_tool_error()))?;
     // Its actor moves it out of `runnable` right after launch, asynchronously.
     while matches!(row_of(rt, pid)?, Some(row) if row.status == Status::Runnable) {
         match events.recv().await {

@@ -96,6 +96,11 @@ pub struct RootRequest {
     /// Its budget (omitted dimensions are unlimited).
     #[serde(default)]
     pub budget: Budget,
+    /// An idempotency key: a second launch with the same key launches nothing and answers
+    /// the first launch's pid, also from a runtime that took the store over after the first
+    /// died before answering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_key: Option<String>,
 }
 
 impl From<RootRequest> for RootSpec {

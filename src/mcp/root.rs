@@ -125,7 +125,7 @@ impl RootFlags {
             return Err(McpError::Root(format!("cwd {cwd:?} must be an absolute path")));
         }
         let image = ImageId(self.image.clone().or(file.image).unwrap_or_else(|| PUPPET_IMAGE.to_string()));
-        Ok(RootRequest { goal, image, cwd, capabilities, budget })
+        Ok(RootRequest { goal, image, cwd, capabilities, budget, launch_key: None })
     }
 }
 

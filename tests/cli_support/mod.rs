@@ -145,3 +145,17 @@ pub(crate) fn names(dir: &Path) -> Vec<std::ffi::OsString> {
     names.sort();
     names
 }
+
+/// Checks the rows of `ps --all --json` after a tree of `processes` processes was run to its
+/// end across a crash: each process launched once (distinct goals), all there, all exited.
+pub(crate) fn assert_each_launched_once_and_exited(
+    rows: &[serde_json::Value],
+    processes: usize,
+    context: &str,
+) {
+    let goals: Vec<&str> = rows.iter().map(|r| r["goal"].as_str().expect("goal")).collect();
+    let distinct: std::collections::BTreeSet<&str> = goals.iter().copied().collect();
+    assert_eq!(goals.len(), distinct.len(), "no process was launched twice: {goals:?}; {context}");
+    assert_eq!(rows.len(), processes, "{goals:?}; {context}");
+    assert!(rows.iter().all(|r| r["status"] == "exited"), "{rows:?}; {context}");
+}

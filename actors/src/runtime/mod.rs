@@ -35,7 +35,9 @@ use crate::kernel::path;
 use crate::kernel::process::ProcessRow;
 use crate::kernel::status::{PauseReason, Sender, SignalKind};
 use crate::limits;
-use crate::store::{Change, MemoryStore, PostgresStore, ProcessQuery, SqliteStore, Store, StoreError};
+use crate::store::{
+    Change, KeyKind, MemoryStore, PostgresStore, ProcessQuery, SqliteStore, Store, StoreError,
+};
 use actor::{ProcessActor, ProcessArgs};
 use calls::{Call, CallOk, CallReply, MemoryReport, SendRequest, SentMessage, SignalResult, ToolError};
 use lock::{DirLock, LockAttempt};
@@ -140,7 +142,7 @@ impl Runtime {
     /// SQLite file in `dir`.
     fn owned_store(dir: &Path, options: &RuntimeOptions) -> Result<Arc<dyn Store>, StoreError> {
         Ok(match &options.store_url {
-            Some(url) => Arc::new(PostgresStore::open(url)?),
+            Some(url) => Arc::new(PostgresStore::open_as(url, &options.node_lease)?),
             None => Arc::new(SqliteStore::open(&dir.join(DB_FILE))?),
         })
     }
@@ -315,6 +317,18 @@ impl Runtime {
 
     /// Launches a root process with host-made grants.
     pub async fn spawn_root(&self, spec: RootSpec) -> Result<Pid, RuntimeError> {
+        self.launch_root(spec, None).await
+    }
+
+    /// [`Self::spawn_root`] with an idempotency key: the launch records its pid under
+    /// `launch_key` in the same commit, and a later launch with the same key (after a
+    /// restart too, or on another runtime that took the store over) launches nothing and
+    /// answers that pid. Concurrent launches with one key must be serialised by the caller.
+    pub async fn spawn_root_keyed(&self, spec: RootSpec, launch_key: String) -> Result<Pid, RuntimeError> {
+        self.launch_root(spec, Some(launch_key)).await
+    }
+
+    async fn launch_root(&self, spec: RootSpec, launch_key: Option<String>) -> Result<Pid, RuntimeError> {
         if self.is_read_only() {
             return Err(RuntimeError::ReadOnly);
         }
@@ -331,6 +345,15 @@ impl Runtime {
         let cwd = path::resolve("/", &spec.cwd).map_err(|e| RuntimeError::InvalidRoot(e.to_string()))?;
         if !spec.cwd.starts_with('/') {
             return Err(RuntimeError::InvalidRoot(format!("the root cwd {:?} must be absolute", spec.cwd)));
+        }
+        let key = match launch_key {
+            Some(key) => Some(keys::call_key(Sender::Host, KeyKind::Launch, key, "launch_key")?),
+            None => None,
+        };
+        if let Some(key) = &key
+            && let Some(first) = keys::answered::<Pid>(self.shared.store.as_ref(), key)?
+        {
+            return Ok(first);
         }
         let mut ids = ids::UuidV7Ids;
         let pid = ids.pid();
@@ -357,6 +380,9 @@ impl Runtime {
                 stage.apply_view(&mut plan, &row.goal);
                 stage.push(Change::PutProcess(row.clone()));
                 stage.extend(grants.iter().cloned().map(Change::PutGrant));
+                if let Some(key) = &key {
+                    stage.push(keys::record(key.clone(), &pid)?);
+                }
                 Ok::<_, RuntimeError>(())
             })
             .await?;

@@ -30,6 +30,9 @@ pub struct RuntimeOptions {
     /// a PostgreSQL database (`postgres://…`). The state directory still holds the owner lock
     /// and the files beside the store.
     pub store_url: Option<String>,
+    /// Who this runtime is on a PostgreSQL database it owns: its node name and the lease it
+    /// holds and renews (see `docs/nodes.md`). Unused for SQLite.
+    pub node_lease: crate::store::NodeLease,
 }
 
 impl RuntimeOptions {
@@ -59,6 +62,12 @@ impl RuntimeOptions {
     /// Sets [`Self::store_url`].
     pub fn store_url(mut self, url: Option<String>) -> Self {
         self.store_url = url;
+        self
+    }
+
+    /// Sets [`Self::node_lease`].
+    pub fn node_lease(mut self, lease: crate::store::NodeLease) -> Self {
+        self.node_lease = lease;
         self
     }
 

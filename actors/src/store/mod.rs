@@ -18,7 +18,9 @@ mod sqlite;
 
 pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError, PayloadKind};
 pub use memory::MemoryStore;
-pub use postgres::{PostgresStore, describe_postgres_error, off_runtime};
+pub use postgres::{
+    DEFAULT_LEASE, LEASE_MIN, NodeLease, OwnerInfo, PostgresStore, describe_postgres_error, off_runtime,
+};
 pub use sql::writer::WriterHold;
 pub use sqlite::{SqliteStore, WriterPragmas};
 
@@ -192,13 +194,24 @@ pub enum StoreError {
         /// The revoked source.
         source_grant: GrantId,
     },
-    /// Another runtime owns the database: it holds the owner lock. Open it read-only to look,
-    /// or send host actions to its owner.
-    #[error("another runtime owns the store at {path} (it holds the owner lock); open it read-only to look")]
+    /// Another runtime (node) owns the database: its lease runs and its writer is connected.
+    /// Open it read-only to look, send host actions to its owner, or wait for its lease.
+    #[error(
+        "node {node} owns the store at {path} (its lease has {lease_left_ms} ms left and is renewed while it runs); open it read-only to look, or run `agentvisor node` to take over when it stops"
+    )]
     OwnedElsewhere {
         /// Where the store is (a URL without its password).
         path: String,
+        /// The owning node's name.
+        node: String,
+        /// What was left of its lease.
+        lease_left_ms: u64,
     },
+    /// This runtime lost its lease on a shared database (another node claimed it, or it could
+    /// not renew it in time): nothing more is written, and another node may now run its
+    /// processes. Reopen to claim the database again.
+    #[error("this runtime lost its lease on the store: {0}")]
+    LeaseLost(String),
     /// The store was opened read-only (another runtime owns it).
     #[error("the store is open read-only: another runtime owns this state directory")]
     ReadOnly,

@@ -139,8 +139,20 @@ fn bind<P: ToSql + Sync>(params: &[P]) -> Vec<&(dyn ToSql + Sync)> {
 impl PgDb {
     /// Connects to `url` (a `postgres://` or `postgresql://` URL, or libpq `key=value` pairs).
     pub(super) fn connect(url: &str) -> Result<PgDb, StoreError> {
+        Self::connect_with(url, None)
+    }
+
+    /// [`Self::connect`], giving up after `timeout` if the server does not answer.
+    pub(super) fn connect_within(url: &str, timeout: Duration) -> Result<PgDb, StoreError> {
+        Self::connect_with(url, Some(timeout))
+    }
+
+    fn connect_with(url: &str, timeout: Option<Duration>) -> Result<PgDb, StoreError> {
         let fail = |message: String| super::schema::open_error(url, message);
-        let config = tokio_postgres::Config::from_str(url).map_err(|e| fail(pg_error(e).to_string()))?;
+        let mut config = tokio_postgres::Config::from_str(url).map_err(|e| fail(pg_error(e).to_string()))?;
+        if let Some(timeout) = timeout {
+            config.connect_timeout(timeout);
+        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -3,9 +3,13 @@
 //!
 //! - [`schema`]: tables, version check, migrations, and how a connection is opened.
 //! - [`db`]: the portable layer's connection (`store::sql::Db`) on PostgreSQL.
+//! - [`lease`]: the owner lease, its renewal, claims and the fence on every write.
 //!
-//! One runtime owns a database at a time: its writer's connection holds a session advisory
-//! lock for as long as it lives, and a second opener is refused (a view opens read-only).
+//! One runtime (a node) owns a database at a time: it holds the owner lease, renews it, and
+//! every write of its writer is fenced on it. A second opener is refused while the lease runs
+//! and the owner's writer session lives (a view opens read-only); when the owner dies, or its
+//! lease runs out, the next opener claims the database and the old owner can write nothing
+//! more.
 //!
 //! The client is tokio-postgres, each connection on a current-thread runtime of its own
 //! (`db.rs`), driven only inside its calls. A read is called from inside actor handlers on
@@ -15,19 +19,21 @@
 //! a current-thread runtime. The writer is a thread of its own and needs neither.
 
 mod db;
+mod lease;
 mod schema;
 
 pub use db::describe_postgres_error;
+pub use lease::{DEFAULT_LEASE, LEASE_MIN, NodeLease, OwnerInfo};
 
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::objects::ObjectSpace;
 use crate::kernel::process::ProcessRow;
-use crate::store::sql::Db;
 use crate::store::sql::codec::PROCESS_COLUMNS;
 use crate::store::sql::read as q;
-use crate::store::sql::writer::{self, Backend, Writer, WriterHold};
+use crate::store::sql::writer::{self, Backend, FenceError, Writer, WriterHold};
+use crate::store::sql::{Db, Param};
 use crate::store::{
     CallKey, Change, CommitTicket, Envelope, FailureWatch, InjectedFault, ProcessQuery, Store, StoreError,
 };
@@ -66,41 +72,78 @@ pub struct PostgresStore {
     idle: Mutex<Vec<PgDb>>,
     /// `None` for the read-only view.
     writer: Option<Writer<PgBackend>>,
+    /// The lease the writer holds and the thread renewing it; `None` for the view, and once
+    /// closed.
+    lease: Mutex<Option<(lease::Held, lease::Renewer)>>,
 }
 
-/// The writer's connection; it holds the owner lock.
-struct PgBackend(PgDb);
+/// The writer's connection and the lease it writes under.
+struct PgBackend {
+    db: PgDb,
+    held: lease::Held,
+    url: String,
+}
 
 impl Backend for PgBackend {
     fn db(&mut self) -> &mut dyn Db {
-        &mut self.0
+        &mut self.db
+    }
+
+    fn fence(&mut self) -> Result<(), FenceError> {
+        let held = &self.held;
+        let updated = self
+            .db
+            .execute(
+                lease::FENCE,
+                &[Param::Text(&held.node), Param::Int(held.fence), Param::Int(held.lease_ms)],
+            )
+            .map_err(FenceError::Db)?;
+        if updated == 1 {
+            return Ok(());
+        }
+        Err(FenceError::Lost(lease::lost(&mut self.db, &self.url, held)))
     }
 
     fn close(self) {
-        // Closing the session releases the owner lock; dropping the client closes it.
         drop(self);
     }
 }
 
 impl PostgresStore {
     /// Opens the store in the database `url` names (`postgres://user:password@host/db`,
-    /// `postgresql://user@/db?host=/run/postgresql`, or libpq `key=value` pairs), creating
-    /// or migrating its schema, takes the database's owner lock, and starts the writer.
-    ///
-    /// Fails with [`StoreError::Open`] if the server cannot be reached or another runtime
-    /// owns the database, and with [`StoreError::SchemaTooNew`] if a newer build wrote it.
+    /// `postgresql://user@/db?host=/run/postgresql`, or libpq `key=value` pairs) as a node
+    /// with the default name and lease ([`NodeLease::default`]); see [`Self::open_as`].
     pub fn open(url: &str) -> Result<PostgresStore, StoreError> {
-        let (writer_db, reader) = off_runtime(|| {
+        Self::open_as(url, &NodeLease::default())
+    }
+
+    /// Opens the store in the database `url` names as the node `lease` describes: creates or
+    /// migrates the schema, claims the database's owner lease, and starts the writer and the
+    /// lease's renewer.
+    ///
+    /// Fails with [`StoreError::OwnedElsewhere`] while another node's lease runs and its
+    /// writer is connected, with [`StoreError::Open`] if the server cannot be reached, and
+    /// with [`StoreError::SchemaTooNew`] if a newer build wrote the database.
+    pub fn open_as(url: &str, lease: &NodeLease) -> Result<PostgresStore, StoreError> {
+        let (writer_db, held, reader) = off_runtime(|| {
             let mut writer_db = PgDb::connect(url)?;
             schema::create_schema(&mut writer_db, url)?;
-            schema::take_owner_lock(&mut writer_db, url)?;
-            Ok::<_, StoreError>((writer_db, PgDb::connect(url)?))
+            let held = lease::claim(&mut writer_db, url, lease)?;
+            Ok::<_, StoreError>((writer_db, held, PgDb::connect(url)?))
         })?;
+        let backend = PgBackend { db: writer_db, held: held.clone(), url: url.to_string() };
         // Off the runtime: a backend that could not be handed to its thread is dropped here,
         // and dropping a connection's runtime inside another runtime is not allowed.
-        let writer = off_runtime(|| Writer::start(PgBackend(writer_db)))
+        let writer = off_runtime(|| Writer::start(backend))
             .map_err(|e| schema::open_error(url, format!("failed to start the writer thread: {e}")))?;
-        Ok(PostgresStore { url: url.to_string(), idle: Mutex::new(vec![reader]), writer: Some(writer) })
+        let renewer = lease::Renewer::start(url, held.clone(), lease.renew_every(), writer.stopper())
+            .map_err(|e| schema::open_error(url, format!("failed to start the lease thread: {e}")))?;
+        Ok(PostgresStore {
+            url: url.to_string(),
+            idle: Mutex::new(vec![reader]),
+            writer: Some(writer),
+            lease: Mutex::new(Some((held, renewer))),
+        })
     }
 
     /// Opens an existing store for reading only: every write is refused with
@@ -111,16 +154,31 @@ impl PostgresStore {
             schema::check_readable(&mut reader, url)?;
             Ok::<_, StoreError>(reader)
         })?;
-        Ok(PostgresStore { url: url.to_string(), idle: Mutex::new(vec![reader]), writer: None })
+        Ok(PostgresStore {
+            url: url.to_string(),
+            idle: Mutex::new(vec![reader]),
+            writer: None,
+            lease: Mutex::new(None),
+        })
     }
 
-    /// Whether a live runtime owns the database `url` names (holds its owner lock), without
-    /// taking it.
-    pub fn owner_is_live(url: &str) -> Result<bool, StoreError> {
+    /// The node that owns (or last owned) the database `url` names; `None` before any did.
+    pub fn owner_of(url: &str) -> Result<Option<OwnerInfo>, StoreError> {
         off_runtime(|| {
             let mut db = PgDb::connect(url)?;
-            schema::owner_is_live(&mut db, url)
+            lease::owner(&mut db, url)
         })
+    }
+
+    /// Whether a live runtime owns the database `url` names ([`OwnerInfo::is_live`]).
+    pub fn owner_is_live(url: &str) -> Result<bool, StoreError> {
+        Ok(Self::owner_of(url)?.is_some_and(|owner| owner.is_live()))
+    }
+
+    /// The owner of this store's database, read now.
+    pub fn owner(&self) -> Result<Option<OwnerInfo>, StoreError> {
+        let url = self.url.clone();
+        self.with(move |db| lease::owner(db, &url))
     }
 
     /// How `url` is named in messages: with its password, if any, replaced by `***`.
@@ -129,10 +187,24 @@ impl PostgresStore {
     }
 
     /// Stops the writer after it has committed and answered everything already submitted,
-    /// and waits for it; the owner lock is released. Reads keep working. Idempotent.
+    /// and waits for it; then ends the lease, so that a waiting node claims the database at
+    /// once. Reads keep working. Idempotent.
     pub fn close(&self) {
         if let Some(writer) = &self.writer {
             off_runtime(|| writer.close());
+        }
+        let Some((held, mut renewer)) = self.lease.lock().take() else { return };
+        off_runtime(|| renewer.stop());
+        if let Err(e) = self.with(|db| lease::release(db, &held)) {
+            tracing::warn!(error = %e, "ending the store's lease failed; it runs out by itself");
+        }
+    }
+
+    /// Stops renewing the lease, as a node that hangs would (tests of fencing).
+    #[doc(hidden)]
+    pub fn stop_renewing(&self) {
+        if let Some((_, renewer)) = self.lease.lock().as_mut() {
+            off_runtime(|| renewer.stop());
         }
     }
 

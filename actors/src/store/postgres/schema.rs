@@ -12,7 +12,7 @@ use super::db::PgDb;
 use crate::store::StoreError;
 
 /// The PostgreSQL schema version this build writes and understands.
-pub(super) const PG_SCHEMA_VERSION: i64 = 1;
+pub(super) const PG_SCHEMA_VERSION: i64 = 2;
 
 /// The tables and indexes of PostgreSQL schema version 1.
 const SCHEMA_V1: &str = "
@@ -129,16 +129,36 @@ CREATE TABLE IF NOT EXISTS call_keys (
 );
 ";
 
+/// Version 2: the owner lease every writing runtime holds (`owner`, one row) and the nodes
+/// that have run on the database (`nodes`); see `lease.rs`.
+const SCHEMA_V2: &str = "
+CREATE TABLE IF NOT EXISTS owner (
+    id            SMALLINT PRIMARY KEY CHECK (id = 1),
+    node          TEXT NOT NULL,
+    fence         BIGINT NOT NULL,
+    lease_until   TIMESTAMPTZ NOT NULL,
+    session_pid   INTEGER NOT NULL,
+    session_start TIMESTAMPTZ NULL
+);
+INSERT INTO owner (id, node, fence, lease_until, session_pid, session_start)
+    VALUES (1, '', 0, '-infinity', 0, NULL) ON CONFLICT (id) DO NOTHING;
+CREATE TABLE IF NOT EXISTS nodes (
+    node       TEXT PRIMARY KEY,
+    host       TEXT NOT NULL,
+    os_pid     BIGINT NOT NULL,
+    lease_ms   BIGINT NOT NULL,
+    started_at TIMESTAMPTZ NOT NULL,
+    seen_at    TIMESTAMPTZ NOT NULL
+);
+";
+
 /// The migration steps: `MIGRATIONS[i]` takes a database from version `i` to `i + 1`
 /// (version 0 being one without the store's tables). Sized by [`PG_SCHEMA_VERSION`], so
 /// bumping the version without adding its step does not compile.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [SCHEMA_V1];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2];
 
 /// The advisory lock that serialises schema changes between openers of one database.
 const SCHEMA_LOCK: i64 = 0x6167_656e_7476_0001;
-
-/// The advisory lock the owning runtime holds for as long as its writer is connected.
-const OWNER_LOCK: i64 = 0x6167_656e_7476_0002;
 
 /// The error of opening `url`, which is named without its password.
 pub(super) fn open_error(url: &str, message: impl std::fmt::Display) -> StoreError {
@@ -146,7 +166,7 @@ pub(super) fn open_error(url: &str, message: impl std::fmt::Display) -> StoreErr
 }
 
 /// A client error while opening `url`, with the server's message when it sent one.
-fn client_error(url: &str, e: tokio_postgres::Error) -> StoreError {
+pub(super) fn client_error(url: &str, e: tokio_postgres::Error) -> StoreError {
     open_error(url, super::db::pg_error(e))
 }
 
@@ -199,35 +219,6 @@ pub(super) fn create_schema(db: &mut PgDb, url: &str) -> Result<(), StoreError> 
         tracing::info!(from = found, to = PG_SCHEMA_VERSION, "migrated the PostgreSQL store's schema");
     }
     Ok(())
-}
-
-/// Takes the owner lock on `db`'s session, for as long as the session lives; refuses if
-/// another session holds it.
-pub(super) fn take_owner_lock(db: &mut PgDb, url: &str) -> Result<(), StoreError> {
-    let (runtime, client) = db.parts();
-    let owned = runtime
-        .block_on(async {
-            let row = client.query_one("SELECT pg_try_advisory_lock($1)", &[&OWNER_LOCK]).await?;
-            row.try_get::<_, bool>(0)
-        })
-        .map_err(|e| client_error(url, e))?;
-    if owned { Ok(()) } else { Err(StoreError::OwnedElsewhere { path: redact(url) }) }
-}
-
-/// Whether another session holds the owner lock: the lock is tried and, if this session got
-/// it, released at once.
-pub(super) fn owner_is_live(db: &mut PgDb, url: &str) -> Result<bool, StoreError> {
-    let (runtime, client) = db.parts();
-    runtime
-        .block_on(async {
-            let got: bool =
-                client.query_one("SELECT pg_try_advisory_lock($1)", &[&OWNER_LOCK]).await?.try_get(0)?;
-            if got {
-                client.execute("SELECT pg_advisory_unlock($1)", &[&OWNER_LOCK]).await?;
-            }
-            Ok::<_, tokio_postgres::Error>(!got)
-        })
-        .map_err(|e| client_error(url, e))
 }
 
 /// Checks that a database opened for reading holds a store this build can read.

@@ -24,8 +24,39 @@ pub(in crate::store) trait Backend: Send + 'static {
     /// The connection every statement runs on.
     fn db(&mut self) -> &mut dyn Db;
 
+    /// Checks, inside the group transaction just begun, that this writer may still write
+    /// (a PostgreSQL node renews its lease and checks its fence). A refusal fails the group
+    /// and fail-stops the store. Nothing by default.
+    fn fence(&mut self) -> Result<(), FenceError> {
+        Ok(())
+    }
+
     /// Closes the connection once the writer has answered everything.
     fn close(self);
+}
+
+/// Why [`Backend::fence`] refused a group.
+pub(in crate::store) enum FenceError {
+    /// The check itself failed.
+    Db(DbError),
+    /// This writer may no longer write; why.
+    Lost(String),
+}
+
+/// Fail-stops a store from outside its writer thread (a lease that was lost).
+#[derive(Clone)]
+pub(in crate::store) struct Stopper(Arc<Shared>);
+
+impl Stopper {
+    /// Fail-stops the store; the first cause is kept.
+    pub(in crate::store) fn stop(&self, cause: &str) {
+        self.0.stop(cause);
+    }
+
+    /// Whether the store has fail-stopped.
+    pub(in crate::store) fn is_stopped(&self) -> bool {
+        self.0.stopped.get().is_some()
+    }
 }
 
 /// Where a commit's outcome goes.
@@ -165,6 +196,17 @@ impl Shared {
 enum GroupError {
     Db(DbError),
     Injected,
+    /// The backend's fence refused the group.
+    Lost(String),
+}
+
+impl From<FenceError> for GroupError {
+    fn from(e: FenceError) -> Self {
+        match e {
+            FenceError::Db(e) => GroupError::Db(e),
+            FenceError::Lost(cause) => GroupError::Lost(cause),
+        }
+    }
 }
 
 impl From<DbError> for GroupError {
@@ -178,6 +220,15 @@ impl GroupError {
         match self {
             GroupError::Db(e) => e.to_string(),
             GroupError::Injected => "injected write failure".to_string(),
+            GroupError::Lost(cause) => cause.clone(),
+        }
+    }
+
+    /// What every caller of the failed group is answered.
+    fn answer(&self) -> StoreError {
+        match self {
+            GroupError::Lost(cause) => StoreError::LeaseLost(cause.clone()),
+            other => StoreError::Write(other.cause()),
         }
     }
 }
@@ -201,7 +252,7 @@ fn run<B: Backend>(mut backend: B, requests: Receiver<Request<B>>, shared: &Shar
                 let mut group = Group::default();
                 group.push(changes, reply);
                 carried = group.drain(&requests);
-                group.commit(backend.db(), shared);
+                group.commit(&mut backend, shared);
             }
             Request::Run(task) => task(&mut backend, shared),
         }
@@ -268,11 +319,11 @@ impl Group {
     }
 
     /// Commits the group and answers every caller, only after COMMIT returned.
-    fn commit(self, db: &mut dyn Db, shared: &Shared) {
+    fn commit<B: Backend>(self, backend: &mut B, shared: &Shared) {
         if let Some(cause) = shared.stopped() {
             return answer_all(self.replies, &StoreError::FailStopped { cause });
         }
-        match run_group(db, shared, &self.sets) {
+        match run_group(backend, shared, &self.sets) {
             Ok(results) => {
                 shared.commits.fetch_add(1, Ordering::SeqCst);
                 // Counted before anyone hears of the commit, so a fault armed after a commit
@@ -287,10 +338,9 @@ impl Group {
                 }
             }
             Err(e) => {
-                let cause = e.cause();
-                rollback_quietly(db);
-                shared.stop(&cause);
-                answer_all(self.replies, &StoreError::Write(cause));
+                rollback_quietly(backend.db());
+                shared.stop(&e.cause());
+                answer_all(self.replies, &e.answer());
             }
         }
     }
@@ -304,12 +354,14 @@ fn answer_all(replies: Vec<Reply>, error: &StoreError) {
 
 /// One transaction for the whole group; each change set inside its own savepoint so that a
 /// refused one leaves nothing behind and does not affect the others.
-fn run_group(
-    db: &mut dyn Db,
+fn run_group<B: Backend>(
+    backend: &mut B,
     shared: &Shared,
     sets: &[Vec<Change>],
 ) -> Result<Vec<Result<CommitReceipt, StoreError>>, GroupError> {
-    db.begin_write()?;
+    backend.db().begin_write()?;
+    backend.fence()?;
+    let db = backend.db();
     let mut results = Vec::with_capacity(sets.len());
     for changes in sets {
         // A one-change set is refused, if at all, before anything of it is written (a
@@ -363,16 +415,18 @@ pub(in crate::store) fn read_epoch(db: &mut dyn Db) -> Result<Epoch, StoreError>
 }
 
 /// Durably increments the epoch in a transaction of its own.
-fn begin_epoch(db: &mut dyn Db, shared: &Shared) -> Result<Epoch, StoreError> {
+fn begin_epoch<B: Backend>(backend: &mut B, shared: &Shared) -> Result<Epoch, StoreError> {
     if let Some(cause) = shared.stopped() {
         return Err(StoreError::FailStopped { cause });
     }
     let result = (|| {
-        db.begin_write()?;
+        backend.db().begin_write()?;
+        backend.fence()?;
+        let db = backend.db();
         db.execute("UPDATE meta SET value = value + 1 WHERE key = 'epoch'", &[])?;
         let epoch = select_one(db, "SELECT value FROM meta WHERE key = 'epoch'", &[], |r| r.int(0))?;
         db.commit()?;
-        Ok::<_, DbError>(epoch)
+        Ok::<_, GroupError>(epoch)
     })();
     match result {
         Ok(Some(epoch)) => u64::try_from(epoch)
@@ -380,10 +434,9 @@ fn begin_epoch(db: &mut dyn Db, shared: &Shared) -> Result<Epoch, StoreError> {
             .map_err(|_| StoreError::Corrupt(format!("epoch {epoch} is negative"))),
         Ok(None) => Err(StoreError::Corrupt("the store has no epoch row".to_string())),
         Err(e) => {
-            let cause = e.to_string();
-            rollback_quietly(db);
-            shared.stop(&cause);
-            Err(StoreError::Write(cause))
+            rollback_quietly(backend.db());
+            shared.stop(&e.cause());
+            Err(e.answer())
         }
     }
 }
@@ -446,7 +499,7 @@ impl<B: Backend> Writer<B> {
 
     /// Durably increments the runtime epoch.
     pub(in crate::store) fn begin_epoch(&self) -> Result<Epoch, StoreError> {
-        self.run(|backend, shared| begin_epoch(backend.db(), shared))
+        self.run(|backend, shared| begin_epoch(backend, shared))
     }
 
     /// Stops the writer after it has committed and answered everything already submitted,
@@ -489,6 +542,11 @@ impl<B: Backend> Writer<B> {
     /// Transactions committed so far.
     pub(in crate::store) fn commits(&self) -> u64 {
         self.shared.commits()
+    }
+
+    /// What fail-stops this writer's store from another thread.
+    pub(in crate::store) fn stopper(&self) -> Stopper {
+        Stopper(Arc::clone(&self.shared))
     }
 
     /// Keeps the writer from starting its next group until the guard is dropped.

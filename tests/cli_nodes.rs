@@ -1,0 +1,201 @@
+//! Several `agentvisor node` processes on one PostgreSQL store: one owns it and runs the tree,
+//! the others stand by; when the owner is SIGKILLed a survivor claims the store and finishes
+//! the tree with nothing replayed, and an owner that was frozen while another claimed the
+//! store is fenced when it wakes.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::Duration;
+
+mod cli_support;
+#[path = "../actors/tests/pg_server/mod.rs"]
+mod pg_server;
+
+use cli_support::text;
+
+/// How long a line the test waits for may take before the test fails (a bound on a hang,
+/// never a way to synchronise).
+const LINE_BOUND: Duration = Duration::from_secs(120);
+
+/// A running `agentvisor` command whose stdout and stderr lines are read as they come.
+struct Running {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Running {
+    /// `agentvisor --state STATE --store URL ARGS…`.
+    fn start(state: &Path, url: &str, args: &[&str]) -> Running {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agentvisor"))
+            .arg("--state")
+            .arg(state)
+            .args(["--store", url])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let (send, lines) = channel();
+        let outputs: [Box<dyn Read + Send>; 2] = [
+            Box::new(child.stdout.take().expect("piped stdout")),
+            Box::new(child.stderr.take().expect("piped stderr")),
+        ];
+        for output in outputs {
+            let send = send.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(output).lines().map_while(Result::ok) {
+                    if send.send(line).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        Running { child, lines, seen: Vec::new() }
+    }
+
+    /// Reads lines until one contains `needle`; fails, with everything read, if the command
+    /// ends first.
+    fn wait_for(&mut self, needle: &str) -> String {
+        loop {
+            match self.lines.recv_timeout(LINE_BOUND) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => panic!("no line with {needle:?} came: {:#?}", self.seen),
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("the command ended without a line with {needle:?}: {:#?}", self.seen)
+                }
+            }
+        }
+    }
+
+    /// Waits for the command's end; its exit code and every line it wrote.
+    fn finish(mut self) -> (Option<i32>, String) {
+        let status = self.child.wait().expect("reap");
+        self.seen.extend(self.lines.iter());
+        (status.code(), self.seen.join("\n"))
+    }
+
+    fn signal(&self, signal: &str) {
+        let ok = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill runs")
+            .success();
+        assert!(ok, "kill {signal} failed");
+    }
+}
+
+/// `agentvisor node` named `name` with a lease of `lease_ms`, plus `extra` options.
+fn node(work: &Path, url: &str, name: &str, lease_ms: u64, extra: &[&str]) -> Running {
+    let lease = lease_ms.to_string();
+    let mut args = vec!["--node", name, "--lease-ms", &lease];
+    args.extend_from_slice(extra);
+    args.push("node");
+    Running::start(&work.join(format!("state-{name}")), url, &args)
+}
+
+const FOLDERS: usize = 4;
+const FILES: usize = 5;
+const PROCESSES: usize = 1 + FOLDERS + FOLDERS * FILES;
+
+#[test]
+fn the_survivor_of_two_nodes_finishes_a_tree_whose_owner_was_sigkilled_mid_work() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let seed: u64 =
+        std::env::var("AGENTVISOR_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_2027);
+    let commits = 3 + seed % 8;
+    eprintln!("seed {seed:#x}: node a freezes after {commits} commits (AGENTVISOR_TEST_SEED replays)");
+    let work = tempfile::tempdir().expect("tempdir");
+    let data = work.path().join("data");
+    cli_support::make_tree(&data, FOLDERS, FILES);
+
+    let fault = format!("freeze-after:{commits}");
+    let mut a = node(work.path(), &url, "a", 2_000, &["--fault", &fault]);
+    a.wait_for("node a serving");
+    let mut b = node(work.path(), &url, "b", 2_000, &[]);
+    b.wait_for("node b standing by: node a owns");
+
+    // The tree is launched on the owner through the database, from a third directory.
+    let demo = Running::start(&work.path().join("client"), &url, &["demo", data.to_str().expect("utf-8")]);
+    a.wait_for("fault injected");
+    a.child.kill().expect("SIGKILL node a");
+    let (code, a_lines) = a.finish();
+    assert_eq!(code, None, "node a was killed: {a_lines}");
+
+    b.wait_for("node b owns");
+    b.wait_for("node b serving");
+    let (code, demo_lines) = demo.finish();
+    let context = format!("seed {seed:#x}\n--- demo:\n{demo_lines}\n--- node a:\n{a_lines}");
+    assert_eq!(code, Some(0), "{context}");
+    assert!(
+        demo_lines.contains(&format!("in {} files and {} folders", FOLDERS * FILES, FOLDERS + 1)),
+        "{context}"
+    );
+
+    // Every process once, every one exited, none left running.
+    let ps =
+        cli_support::agentvisor(&work.path().join("client"), &["--store", &url, "ps", "--all", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
+    cli_support::assert_each_launched_once_and_exited(rows.as_array().expect("rows"), PROCESSES, &context);
+    assert!(text(&ps.stderr).contains("node b owns the store (fence 2"), "{}", text(&ps.stderr));
+
+    // A clean stop ends the survivor's lease at once.
+    b.signal("-TERM");
+    let (code, b_lines) = b.finish();
+    assert_eq!(code, Some(0), "{b_lines}");
+    assert!(b_lines.contains("node b stopped"), "{b_lines}");
+    eprintln!("--- node b:\n{b_lines}");
+}
+
+#[test]
+fn a_node_frozen_while_another_claimed_the_store_is_fenced_when_it_wakes() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let mut a = node(work.path(), &url, "a", 600, &[]);
+    a.wait_for("node a serving");
+    let mut b = node(work.path(), &url, "b", 600, &[]);
+    b.wait_for("node b standing by: node a owns");
+
+    // Node a stops answering anything (as a hung or cut-off machine would); its lease runs
+    // out on the server's clock and node b claims the store.
+    a.signal("-STOP");
+    b.wait_for("node b owns");
+    b.wait_for("node b serving");
+    a.signal("-CONT");
+    let (code, a_lines) = a.finish();
+    assert_eq!(code, Some(3), "{a_lines}");
+    assert!(a_lines.contains("node a stopped"), "{a_lines}");
+    assert!(a_lines.contains("node b holds it now (fence 2)"), "{a_lines}");
+
+    // The store is b's: a tree launched now runs there.
+    let data = work.path().join("data");
+    cli_support::make_tree(&data, 1, 2);
+    let demo = cli_support::agentvisor(
+        &work.path().join("client"),
+        &["--store", &url, "demo", data.to_str().expect("utf-8")],
+    );
+    assert_eq!(demo.status.code(), Some(0), "{}\n{}", text(&demo.stdout), text(&demo.stderr));
+    assert!(text(&demo.stderr).contains("node b owns"), "{}", text(&demo.stderr));
+    b.signal("-TERM");
+    let (code, b_lines) = b.finish();
+    assert_eq!(code, Some(0), "{b_lines}");
+}
+
+#[test]
+fn node_needs_a_postgres_store() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let out = cli_support::agentvisor(work.path(), &["node"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--store postgres://"), "{}", text(&out.stderr));
+    let out = cli_support::agentvisor(work.path(), &["--lease-ms", "10", "ps"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("at least 300 ms"), "{}", text(&out.stderr));
+}
