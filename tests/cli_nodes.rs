@@ -145,6 +145,7 @@ fn the_survivor_of_two_nodes_finishes_a_tree_whose_owner_was_sigkilled_mid_work(
         cli_support::agentvisor(&work.path().join("client"), &["--store", &url, "ps", "--all", "--json"]);
     let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
     cli_support::assert_each_launched_once_and_exited(rows.as_array().expect("rows"), PROCESSES, &context);
+    let ps = cli_support::agentvisor(&work.path().join("client"), &["--store", &url, "ps"]);
     assert!(text(&ps.stderr).contains("node b owns the store (fence 2"), "{}", text(&ps.stderr));
 
     // A clean stop ends the survivor's lease at once.

@@ -13,7 +13,7 @@ use crate::actors::store::Store;
 use crate::agent::brain::{Brain, Message, Script};
 use crate::agent::config::{AgentBudget, Capability, CheckedConfig, ExternalRuntime};
 use crate::agent::telemetry::Telemetry;
-use crate::agent::window::{ChunkStore, Window};
+use crate::agent::window::{ChunkStore, RestoreError, Window, WindowSnapshot};
 use crate::tools::ToolName;
 use dashmap::DashMap;
 use std::sync::Arc;
@@ -143,6 +143,24 @@ impl AgentHost {
     /// session started from it opens on. Refused if the process is unknown, is not an agent,
     /// or has no checkpoint yet.
     pub fn source_window(&self, source: &str) -> Result<Window<Message>, AgentError> {
+        Ok(Window::restore(self.source_snapshot(source)?, &*self.chunks)?)
+    }
+
+    /// Checks that [`Self::source_window`] can restore `source`'s conversation — an agent
+    /// with a checkpointed turn whose every sealed chunk is stored — without reading the
+    /// chunks: what a launcher checks before a fork, which then restores it once.
+    pub fn check_source(&self, source: &str) -> Result<(), AgentError> {
+        let snapshot = self.source_snapshot(source)?;
+        for &id in &snapshot.chunk_ids {
+            if !self.chunks.contains(&id).map_err(RestoreError::from)? {
+                return Err(RestoreError::MissingChunk { id }.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The window snapshot of `source`'s last checkpointed turn.
+    fn source_snapshot(&self, source: &str) -> Result<WindowSnapshot<Message>, AgentError> {
         let unknown = |why: &str| AgentError::BadLaunch {
             message: format!("the conversation source {source:?} cannot be resolved: {why}"),
         };
@@ -159,8 +177,7 @@ impl AgentHost {
             .checkpoint(pid)
             .map_err(|e| unknown(&e.to_string()))?
             .ok_or_else(|| unknown("the agent has no checkpointed turn"))?;
-        let state = super::state::AgentState::decode(&envelope.body)?;
-        Ok(Window::restore(state.window, &*self.chunks)?)
+        Ok(super::state::AgentState::decode(&envelope.body)?.window)
     }
 
     /// The checked configuration.

@@ -379,7 +379,7 @@ impl SeatTask {
             None => None,
         };
         if let Some(pid) = &source {
-            host.source_window(&pid.to_string())
+            host.check_source(&pid.to_string())
                 .map_err(|e| failure("resolve", format!("native: the source session cannot be read: {e}")))?;
         }
         persist(|| self.store.resolve(&self.rig, &self.member.id))
