@@ -1,7 +1,8 @@
 //! Several `agentvisor node` processes on one PostgreSQL store: one owns it and runs the tree,
 //! the others stand by; when the owner is SIGKILLed a survivor claims the store and finishes
-//! the tree with nothing replayed, and an owner that was frozen while another claimed the
-//! store is fenced when it wakes.
+//! the tree with nothing replayed, an owner that was frozen while another claimed the store is
+//! fenced when it wakes, and a console in a directory of its own follows the tree through the
+//! database's commit notifications.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -9,6 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
+mod browser_support;
 mod cli_support;
 #[path = "../actors/tests/pg_server/mod.rs"]
 mod pg_server;
@@ -199,4 +201,57 @@ fn node_needs_a_postgres_store() {
     let out = cli_support::agentvisor(work.path(), &["--lease-ms", "10", "ps"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("at least 300 ms"), "{}", text(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_console_beside_no_node_follows_a_tree_through_the_database() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let a = tokio::task::block_in_place(|| {
+        let mut a = node(work.path(), &url, "a", 5_000, &[]);
+        a.wait_for("node a serving");
+        a
+    });
+    // The console's directory is not the node's: no file there changes while the tree runs.
+    let (_console, console) = browser_support::start_console(&work.path().join("viewer"), &["--store", &url]);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut stream =
+        reqwest::Client::new().get(format!("{console}api/stream")).send().await.expect("the stream");
+
+    let data = work.path().join("data");
+    cli_support::make_tree(&data, 2, 3);
+    let expected = 1 + 2 + 2 * 3;
+    let demo = cli_support::agentvisor(
+        &work.path().join("client"),
+        &["--store", &url, "demo", data.to_str().expect("utf-8")],
+    );
+    assert_eq!(demo.status.code(), Some(0), "{}", text(&demo.stderr));
+
+    // Snapshots arrive as the node commits; the last shows the whole tree ended.
+    let mut pending = String::new();
+    let done = tokio::time::timeout(LINE_BOUND, async {
+        loop {
+            let chunk = stream.chunk().await.expect("the stream reads").expect("the stream stays open");
+            pending.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = pending.find("\n\n") {
+                let event: String = pending.drain(..end + 2).collect();
+                if !event.lines().any(|l| l == "event: snapshot") {
+                    continue;
+                }
+                let json: String = event.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
+                let snapshot: serde_json::Value = serde_json::from_str(&json).expect("a snapshot");
+                let processes = snapshot["processes"]
+                    .as_array()
+                    .map_or(0, |p| p.iter().filter(|p| p["status"] == "exited").count());
+                if processes == expected {
+                    return;
+                }
+            }
+        }
+    })
+    .await;
+    assert!(done.is_ok(), "the console never showed the {expected} processes ended: {pending}");
+    a.signal("-TERM");
+    let (code, lines) = tokio::task::block_in_place(|| a.finish());
+    assert_eq!(code, Some(0), "{lines}");
 }

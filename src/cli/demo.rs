@@ -8,8 +8,9 @@ use agentvisor::actors::runtime::telemetry::KernelEvent;
 use agentvisor::actors::store::ProcessQuery;
 use agentvisor::actors::store::{PostgresStore, Store};
 use agentvisor::actors::{Pid, Status};
+use agentvisor::control::database::{self, Changes};
 use agentvisor::control::protocol::Request;
-use agentvisor::control::{ControlError, ControlServer, RootRequest, database};
+use agentvisor::control::{ControlError, ControlServer, RootRequest};
 use agentvisor::demo;
 use agentvisor::images::builtin_images;
 use anyhow::{Context, bail};
@@ -181,6 +182,7 @@ async fn on_node(state: &Path, url: &str, node: &str, dir: &Path, depth: u32) ->
         .with_context(|| format!("the node answered {answer} without a pid"))?;
     eprintln!("counting words under {} on the nodes serving the store (root {root})", dir.display());
     let view = PostgresStore::open_read_only(url)?;
+    let mut commits = Changes::listen(url).await.context("failed to listen for the store's commits")?;
     let mut owner_gone = false;
     let root_row = loop {
         match view.process(root)? {
@@ -194,15 +196,22 @@ async fn on_node(state: &Path, url: &str, node: &str, dir: &Path, depth: u32) ->
             eprintln!("no node owns the store now; waiting for one (start `agentvisor node`)");
         }
         owner_gone = !live;
-        tokio::time::sleep(FOLLOW_EVERY).await;
+        // Read again at the next commit, or after a while to see whether a node still owns
+        // the store (a lease runs out without a commit).
+        tokio::select! {
+            commit = commits.next() => if commit.is_none() {
+                bail!("the connection listening for the store's commits ended");
+            },
+            () = tokio::time::sleep(OWNER_CHECK_EVERY) => {}
+        }
     };
     let rt = Runtime::open_read_only(state, super::stores::runtime_options(builtin_images()))?;
     print_result(&rt, &root_row, started.elapsed(), depth, &super::stores::describe(state))?;
     Ok(if root_row.status == Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
-/// How often a tree run on a node is read back while it runs.
-const FOLLOW_EVERY: Duration = Duration::from_millis(200);
+/// How often a tree followed on a node is read back when nothing commits.
+const OWNER_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 /// How many times a launch on a node is asked again when no node answered.
 const LAUNCH_TRIES: u32 = 3;

@@ -13,6 +13,7 @@ use super::ControlError;
 use super::protocol::{HostError, Line, Request};
 use super::server::handle;
 use crate::actors::runtime::Runtime;
+use crate::actors::store::CHANGES_CHANNEL;
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::sync::Arc;
@@ -40,9 +41,8 @@ fn db_error(e: tokio_postgres::Error) -> ControlError {
     ControlError::Database(crate::actors::store::describe_postgres_error(&e))
 }
 
-/// Connects to `url`, creates the request table if needed, and listens on `channel`: the
-/// client, and the payloads of the notifications it hears. The connection is driven by a task
-/// of its own, which ends with it.
+/// Connects to `url` and listens on `channel`: the client, and the payloads of the
+/// notifications it hears. The connection is driven by a task of its own, which ends with it.
 async fn listen(url: &str, channel: &str) -> Result<(Client, mpsc::UnboundedReceiver<String>), ControlError> {
     let (client, mut connection) = tokio_postgres::connect(url, NoTls).await.map_err(db_error)?;
     let (notes, heard) = mpsc::unbounded_channel();
@@ -63,8 +63,38 @@ async fn listen(url: &str, channel: &str) -> Result<(Client, mpsc::UnboundedRece
             }
         }
     });
-    client.batch_execute(&format!("{SCHEMA}; LISTEN {channel}")).await.map_err(db_error)?;
+    client.batch_execute(&format!("LISTEN {channel}")).await.map_err(db_error)?;
     Ok((client, heard))
+}
+
+/// [`listen`], creating the request table first if needed.
+async fn listen_for_requests(
+    url: &str,
+    channel: &str,
+) -> Result<(Client, mpsc::UnboundedReceiver<String>), ControlError> {
+    let (client, heard) = listen(url, channel).await?;
+    client.batch_execute(SCHEMA).await.map_err(db_error)?;
+    Ok((client, heard))
+}
+
+/// The commits of the store kept in a PostgreSQL database, as they happen: each committing
+/// transaction of its owner notifies [`CHANGES_CHANNEL`]. Writes nothing to the database.
+pub struct Changes {
+    _client: Client,
+    heard: mpsc::UnboundedReceiver<String>,
+}
+
+impl Changes {
+    /// Listens for the commits of the store in the database `url` names.
+    pub async fn listen(url: &str) -> Result<Changes, ControlError> {
+        let (client, heard) = listen(url, CHANGES_CHANNEL).await?;
+        Ok(Changes { _client: client, heard })
+    }
+
+    /// Waits for the next commit; `None` once the connection ended.
+    pub async fn next(&mut self) -> Option<()> {
+        self.heard.recv().await.map(drop)
+    }
 }
 
 /// Serves host requests sent through the database until `stopping` is cancelled: the owner's
@@ -72,7 +102,7 @@ async fn listen(url: &str, channel: &str) -> Result<(Client, mpsc::UnboundedRece
 /// serving).
 pub(super) async fn serve(rt: Arc<Runtime>, url: String, stopping: CancellationToken) {
     let served = async {
-        let (client, mut heard) = listen(&url, REQUESTS_CHANNEL).await?;
+        let (client, mut heard) = listen_for_requests(&url, REQUESTS_CHANNEL).await?;
         loop {
             answer_pending(&client, &rt).await?;
             tokio::select! {
@@ -119,7 +149,7 @@ async fn answer_pending(client: &Client, rt: &Runtime) -> Result<(), ControlErro
 /// Sends `request` to the runtime that owns the state in the database `url` names and returns
 /// its answer: the client's half.
 pub async fn request(url: &str, request: &Request) -> Result<Value, ControlError> {
-    let (client, mut heard) = listen(url, ANSWERS_CHANNEL).await?;
+    let (client, mut heard) = listen_for_requests(url, ANSWERS_CHANNEL).await?;
     let text = serde_json::to_string(request).map_err(|e| ControlError::Protocol(e.to_string()))?;
     let row = client
         .query_one("INSERT INTO host_requests (request) VALUES ($1) RETURNING id", &[&text])

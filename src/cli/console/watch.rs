@@ -1,6 +1,7 @@
 //! Keeps the console's snapshot current without polling: an inotify watch (the `notify`
-//! crate) on the state directory, and on its parent until the directory exists, wakes one
-//! task that reads the appended agent events and rebuilds the snapshot. Changes that arrive
+//! crate) on the state directory, and on its parent until the directory exists, and for a
+//! store kept in PostgreSQL a `LISTEN` on its commits, wake one task that reads the appended
+//! agent events and rebuilds the snapshot. Changes that arrive
 //! together are taken together: after a wake-up the task waits [`COALESCE`] for the rest of
 //! a burst (a commit touches the WAL several times) before it reads.
 
@@ -9,6 +10,7 @@ use super::machines::MachineBook;
 use super::snapshot::snapshot;
 use agentvisor::actors::runtime::DB_FILE;
 use agentvisor::agent::telemetry::EVENTS_FILE;
+use agentvisor::control::database::Changes;
 use agentvisor::rig::store::SEAT_STORE_FILE;
 use anyhow::Context;
 use notify::{RecursiveMode, Watcher};
@@ -54,6 +56,9 @@ pub(crate) async fn start(state: &Path) -> anyhow::Result<Frames> {
         anyhow::bail!("neither {} nor its parent directory exists", state.display());
     }
     let (wake, woken) = mpsc::channel::<()>(1);
+    if let Some(url) = crate::cli::stores::url() {
+        wake_on_commits(url, wake.clone()).await?;
+    }
     let watched = state.to_path_buf();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         let matters = match &event {
@@ -85,6 +90,21 @@ pub(crate) async fn start(state: &Path) -> anyhow::Result<Frames> {
     refresher.refresh().await;
     tokio::spawn(refresher.run(woken));
     Ok(frames)
+}
+
+/// Wakes the refresher on every commit of the store kept in the PostgreSQL database `url`
+/// (whichever node owns it, wherever it runs). A connection that ends is reported in the log;
+/// the files of the state directory still wake the console.
+async fn wake_on_commits(url: &str, wake: mpsc::Sender<()>) -> anyhow::Result<()> {
+    let mut changes = Changes::listen(url).await.context("failed to listen for the store's commits")?;
+    tokio::spawn(async move {
+        while changes.next().await.is_some() {
+            // A full channel already holds a wake-up: nothing is lost.
+            let _ = wake.try_send(());
+        }
+        tracing::warn!("console: the connection listening for the store's commits ended");
+    });
+    Ok(())
 }
 
 struct Refresher {

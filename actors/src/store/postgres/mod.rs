@@ -41,6 +41,13 @@ use db::PgDb;
 use parking_lot::Mutex;
 use std::collections::BTreeSet;
 
+/// The channel every commit of the store notifies (`LISTEN agentvisor_changes` to wake on
+/// changes); the payload is empty.
+pub const CHANGES_CHANNEL: &str = "agentvisor_changes";
+
+/// Notifies [`CHANGES_CHANNEL`].
+const NOTIFY_CHANGES: &str = "SELECT pg_notify('agentvisor_changes', '')";
+
 /// Idle read connections kept for reuse; more concurrent readers open more, closed after use.
 const READ_POOL_IDLE_MAX: usize = 8;
 
@@ -99,6 +106,9 @@ impl Backend for PgBackend {
             )
             .map_err(FenceError::Db)?;
         if updated == 1 {
+            // Delivered when the group commits (once per transaction): what watchers of the
+            // database (a console on another machine) wake on.
+            self.db.execute_deferred(NOTIFY_CHANGES, &[]).map_err(FenceError::Db)?;
             return Ok(());
         }
         Err(FenceError::Lost(lease::lost(&mut self.db, &self.url, held)))
