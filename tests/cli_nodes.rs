@@ -255,3 +255,34 @@ async fn a_console_beside_no_node_follows_a_tree_through_the_database() {
     let (code, lines) = tokio::task::block_in_place(|| a.finish());
     assert_eq!(code, Some(0), "{lines}");
 }
+
+#[test]
+fn a_node_in_another_directory_takes_over_an_agent_tree_with_its_images() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let config = format!("{root}/examples/agents/swarm.yaml");
+    let scripts = format!("{root}/examples/agents/swarm-scripts.json");
+    let args = [
+        "--store",
+        url.as_str(),
+        "agent",
+        config.as_str(),
+        "lead",
+        "Write the report",
+        "--scripts",
+        scripts.as_str(),
+    ];
+    let killed = cli_support::killed_after(&work.path().join("first"), 12, &args);
+    assert_eq!(killed, cli_support::Killed::AtCommit, "the agent tree ended before its kill point");
+
+    // The node's directory never saw the configuration: the store's image record names it.
+    let mut b = node(work.path(), &url, "b", 2_000, &[]);
+    b.wait_for("node b serving");
+    b.signal("-TERM");
+    let (code, lines) = b.finish();
+    assert_eq!(code, Some(0), "{lines}");
+    assert!(lines.contains("resumed"), "a stale agent was resumed: {lines}");
+    assert!(!lines.contains("image_unavailable"), "every image was registered: {lines}");
+    assert!(!lines.contains("cannot load"), "{lines}");
+}

@@ -1,6 +1,8 @@
-//! Where a state directory's images came from: `<state>/images.json`, written by the commands
-//! that launch processes (`agent`, `run`) when they open the directory as its owner, so that
-//! `agentvisor recover` (and `inspect`) can reopen it with the images its processes need.
+//! Where a state directory's images came from: `<state>/images.json` (with `--store`, a row of
+//! the database's `image_sources`, so that every node serving the store has it), written by
+//! the commands that launch processes (`agent`, `run`) when they open the state as its owner,
+//! so that `agentvisor recover`, `agentvisor node` (and `inspect`) can reopen it with the
+//! images its processes need.
 //!
 //! Built-in images (the puppets, the demo's) need no record: every command registers them.
 //! An agent configuration is recorded by path and BLAKE3 content hash with its scripts file;
@@ -10,8 +12,11 @@
 
 use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::kernel::status::PauseReason;
+use agentvisor::actors::store::{describe_postgres_error, off_runtime};
 use agentvisor::images::builtin_images;
 use anyhow::Context;
+use postgres::error::SqlState;
+use postgres::{Client, NoTls};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -78,9 +83,20 @@ pub(crate) fn file_hash(path: &Path) -> anyhow::Result<String> {
     Ok(blake3::hash(&bytes).to_hex().to_string())
 }
 
+/// The record's table in a PostgreSQL store: one row holding the record's JSON, so that
+/// every node serving the store reopens it with the images its processes need.
+const SOURCES_TABLE: &str = "CREATE TABLE IF NOT EXISTS image_sources (
+    id     SMALLINT PRIMARY KEY CHECK (id = 1),
+    record TEXT NOT NULL
+)";
+
 impl Sources {
-    /// Reads the record of `state`; an absent file is an empty record.
+    /// Reads the record of `state` (of the database, with `--store`); an absent record is an
+    /// empty one.
     pub(crate) fn read(state: &Path) -> anyhow::Result<Sources> {
+        if let Some(url) = super::stores::url() {
+            return read_from_database(url);
+        }
         let path = state.join(SOURCES_FILE);
         let meta = match std::fs::metadata(&path) {
             Ok(meta) => meta,
@@ -98,17 +114,25 @@ impl Sources {
     /// Records `source` for each of `images` in `state`'s record, atomically (a temporary
     /// file renamed over the old one). Called only by an owner of the directory.
     pub(crate) fn record(state: &Path, images: &[String], source: &Source) -> anyhow::Result<()> {
-        let mut sources = Sources::read(state)?;
-        sources.version = 1;
-        for image in images {
-            sources.images.insert(image.clone(), source.clone());
+        if let Some(url) = super::stores::url() {
+            return record_in_database(url, images, source);
         }
+        let mut sources = Sources::read(state)?;
+        sources.add(images, source);
         let path = state.join(SOURCES_FILE);
         let tmp = state.join(format!("{SOURCES_FILE}.tmp"));
         std::fs::write(&tmp, serde_json::to_vec_pretty(&sources)?)
             .with_context(|| format!("failed to write {}", tmp.display()))?;
         std::fs::rename(&tmp, &path).with_context(|| format!("failed to write {}", path.display()))?;
         Ok(())
+    }
+
+    /// Records `source` for each of `images`.
+    fn add(&mut self, images: &[String], source: &Source) {
+        self.version = 1;
+        for image in images {
+            self.images.insert(image.clone(), source.clone());
+        }
     }
 
     /// The distinct sources, in a stable order.
@@ -121,6 +145,51 @@ impl Sources {
         }
         out
     }
+}
+
+/// The record kept in the database `url` names; empty when none was written there.
+fn read_from_database(url: &str) -> anyhow::Result<Sources> {
+    off_runtime(|| {
+        let mut client =
+            Client::connect(url, NoTls).map_err(|e| anyhow::anyhow!(describe_postgres_error(&e)))?;
+        match client.query_opt("SELECT record FROM image_sources WHERE id = 1", &[]) {
+            Ok(Some(row)) => {
+                let text: String = row.try_get(0)?;
+                serde_json::from_str(&text).context("the database's image record is not an image record")
+            }
+            Ok(None) => Ok(Sources::default()),
+            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Sources::default()),
+            Err(e) => Err(anyhow::anyhow!(describe_postgres_error(&e))),
+        }
+    })
+    .context("failed to read the image record of the PostgreSQL store")
+}
+
+/// Records `source` for each of `images` in the database `url` names, in one transaction
+/// that holds the record's row (a node recording at the same time waits).
+fn record_in_database(url: &str, images: &[String], source: &Source) -> anyhow::Result<()> {
+    off_runtime(|| {
+        let failed = |e: postgres::Error| anyhow::anyhow!(describe_postgres_error(&e));
+        let mut client = Client::connect(url, NoTls).map_err(failed)?;
+        let mut tx = client.transaction().map_err(failed)?;
+        tx.batch_execute(SOURCES_TABLE).map_err(failed)?;
+        tx.execute(
+            "INSERT INTO image_sources (id, record) VALUES (1, '{}') ON CONFLICT (id) DO NOTHING",
+            &[],
+        )
+        .map_err(failed)?;
+        let text: String = tx
+            .query_one("SELECT record FROM image_sources WHERE id = 1 FOR UPDATE", &[])
+            .map_err(failed)?
+            .get(0);
+        let mut sources: Sources =
+            if text == "{}" { Sources::default() } else { serde_json::from_str(&text)? };
+        sources.add(images, source);
+        tx.execute("UPDATE image_sources SET record = $1 WHERE id = 1", &[&serde_json::to_string(&sources)?])
+            .map_err(failed)?;
+        tx.commit().map_err(failed)
+    })
+    .context("failed to record the image sources in the PostgreSQL store")
 }
 
 /// Which image a live process needs and where it can be had, for `inspect`: `None` for a
