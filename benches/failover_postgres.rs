@@ -7,18 +7,16 @@
 //! owner's process is killed). The time runs from there until the new node's runtime has
 //! claimed the store, paused every running process as a stale execution and started: every
 //! process then belongs to the new node. The clean handover runs from the old owner's
-//! shutdown until the new node has started. Between measurements, every paused process is
-//! resumed, so each measurement starts from the same running tree.
+//! shutdown until the new node has started. Each measurement starts from a tree built afresh
+//! in a new database, outside the time.
 
 mod common;
 #[path = "../actors/tests/pg_server/mod.rs"]
 mod pg_server;
 
-use agentvisor::actors::Pid;
-use agentvisor::actors::kernel::status::SignalKind;
 use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::store::{NodeLease, PostgresStore};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -64,14 +62,6 @@ async fn build(url: &str, processes: usize) -> Runtime {
     Arc::try_unwrap(rt).unwrap_or_else(|_| panic!("the runtime is still shared"))
 }
 
-/// Resumes every paused process, so the tree runs again.
-async fn resume_all(rt: &Runtime, paused: Vec<Pid>) {
-    let resumes = paused.into_iter().map(|pid| rt.signal(pid, SignalKind::Resume, None));
-    for result in futures_util::future::join_all(resumes).await {
-        result.expect("a resume");
-    }
-}
-
 /// The server ends the owner's writer session, as it does when the owner's process dies.
 fn kill_owner(url: &str) {
     let url = url.to_string();
@@ -85,59 +75,56 @@ fn kill_owner(url: &str) {
     .expect("the kill ran");
 }
 
+/// A fresh database with a tree of `processes` running processes, and its owner.
+async fn fresh_tree(processes: usize) -> (String, Runtime) {
+    let url = pg_server::fresh_database()
+        .expect("the PostgreSQL benches need a server; AGENTVISOR_TEST_POSTGRES=skip has none");
+    let owner = build(&url, processes).await;
+    (url, owner)
+}
+
 fn bench(c: &mut Criterion) {
     let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio");
     let mut group = c.benchmark_group("failover_postgres");
-    group.sample_size(10).measurement_time(Duration::from_secs(20));
+    // One tree per measurement, built outside the time: ten of each, one at a time.
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_millis(1));
     for processes in [1_000usize, 10_000] {
-        let url = pg_server::fresh_database()
-            .expect("the PostgreSQL benches need a server; AGENTVISOR_TEST_POSTGRES=skip has none");
-        let owner = tokio.block_on(build(&url, processes));
-        let owner = std::cell::RefCell::new(Some(owner));
         group.bench_function(format!("clean_handover_{processes}"), |b| {
-            b.to_async(&tokio).iter_custom(|iters| {
-                let (url, owner) = (&url, &owner);
-                async move {
-                    let mut total = Duration::ZERO;
-                    for i in 0..iters {
-                        let old = owner.borrow_mut().take().expect("an owner");
-                        let start = Instant::now();
-                        old.shutdown().await.expect("a clean shutdown");
-                        let next = open(url, &format!("clean-{i}")).await;
-                        total += start.elapsed();
-                        // Shutdown paused every process for the next owner: run them again.
-                        let paused = next.processes(Default::default()).expect("rows");
-                        resume_all(&next, paused.iter().map(|r| r.pid).collect()).await;
-                        *owner.borrow_mut() = Some(next);
-                    }
-                    total
+            b.to_async(&tokio).iter_custom(|iters| async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (url, old) = fresh_tree(processes).await;
+                    let start = Instant::now();
+                    old.shutdown().await.expect("a clean shutdown");
+                    let next = open(&url, "next").await;
+                    total += start.elapsed();
+                    assert_eq!(next.recovery_report().live, processes, "every process was taken over");
+                    next.shutdown().await.expect("shutdown");
                 }
+                total
             })
         });
         group.bench_function(format!("failover_{processes}"), |b| {
-            b.to_async(&tokio).iter_custom(|iters| {
-                let (url, owner) = (&url, &owner);
-                async move {
-                    let mut total = Duration::ZERO;
-                    for i in 0..iters {
-                        let dead = owner.borrow_mut().take().expect("an owner");
-                        let start = Instant::now();
-                        kill_owner(url);
-                        let next = open(url, &format!("survivor-{i}")).await;
-                        total += start.elapsed();
-                        let stale = next.recovery_report().stale_paused.clone();
-                        assert_eq!(stale.len(), processes, "every running process was claimed");
-                        drop(dead);
-                        resume_all(&next, stale).await;
-                        *owner.borrow_mut() = Some(next);
-                    }
-                    total
+            b.to_async(&tokio).iter_custom(|iters| async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (url, dead) = fresh_tree(processes).await;
+                    let start = Instant::now();
+                    kill_owner(&url);
+                    let next = open(&url, "survivor").await;
+                    total += start.elapsed();
+                    let stale = next.recovery_report().stale_paused.len();
+                    assert_eq!(stale, processes, "every running process was claimed, paused as stale");
+                    drop(dead);
+                    next.shutdown().await.expect("shutdown");
                 }
+                total
             })
         });
-        if let Some(rt) = owner.borrow_mut().take() {
-            tokio.block_on(rt.shutdown()).expect("shutdown");
-        }
     }
     group.finish();
 }
