@@ -286,3 +286,51 @@ fn a_node_in_another_directory_takes_over_an_agent_tree_with_its_images() {
     assert!(!lines.contains("image_unavailable"), "every image was registered: {lines}");
     assert!(!lines.contains("cannot load"), "{lines}");
 }
+
+#[test]
+fn a_host_request_taken_by_an_owner_that_died_is_not_run_again_by_the_next() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    // A first node creates the request table, then stops.
+    let mut a = node(work.path(), &url, "a", 2_000, &[]);
+    a.wait_for("node a serving");
+    a.signal("-TERM");
+    assert_eq!(a.finish().0, Some(0));
+
+    // Two requests no node answered: one a dead owner had taken, one nobody took.
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).expect("connects");
+    db.batch_execute("LISTEN agentvisor_host_answers").expect("listens");
+    let request = r#"{"op":"process","pid":"00000000-0000-7000-8000-000000000000"}"#;
+    let taken: i64 = db
+        .query_one("INSERT INTO host_requests (request, taken) VALUES ($1, true) RETURNING id", &[&request])
+        .expect("inserts")
+        .get(0);
+    let fresh: i64 = db
+        .query_one("INSERT INTO host_requests (request) VALUES ($1) RETURNING id", &[&request])
+        .expect("inserts")
+        .get(0);
+
+    let mut b = node(work.path(), &url, "b", 2_000, &[]);
+    b.wait_for("node b serving");
+    let mut heard: Vec<String> = Vec::new();
+    {
+        use postgres::fallible_iterator::FallibleIterator;
+        let mut notifications = db.notifications();
+        let mut answers = notifications.timeout_iter(LINE_BOUND);
+        while heard.len() < 2 {
+            let note = answers.next().expect("the notifications read").expect("an answer within the bound");
+            heard.push(note.payload().to_string());
+        }
+    }
+    assert_eq!(heard, [taken.to_string(), fresh.to_string()]);
+    let mut answer = |id: i64| -> serde_json::Value {
+        let text: String =
+            db.query_one("SELECT answer FROM host_requests WHERE id = $1", &[&id]).expect("reads").get(0);
+        serde_json::from_str(&text).expect("an answer line")
+    };
+    let refused = answer(taken);
+    assert_eq!(refused["error"]["code"], "taken_by_a_dead_owner", "{refused}");
+    assert_eq!(answer(fresh), serde_json::json!({ "result": null }));
+    b.signal("-TERM");
+    assert_eq!(b.finish().0, Some(0));
+}

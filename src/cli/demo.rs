@@ -175,6 +175,14 @@ async fn on_node(state: &Path, url: &str, node: &str, dir: &Path, depth: u32) ->
                 tries += 1;
                 eprintln!("no node answered within {waited_ms} ms; asking again");
             }
+            // The node that took the launch died before answering; the launch key makes asking
+            // again safe.
+            Err(ControlError::Refused(e))
+                if e.code == database::TAKEN_BY_A_DEAD_OWNER && tries < LAUNCH_TRIES =>
+            {
+                tries += 1;
+                eprintln!("the node that took the launch stopped before answering; asking the next one");
+            }
             Err(e) => return Err(e).context("failed to launch the tree on the node"),
         }
     };

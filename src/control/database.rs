@@ -35,7 +35,11 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS host_requests (
     id      BIGSERIAL PRIMARY KEY,
     request TEXT NOT NULL,
     answer  TEXT NULL
-)";
+);
+ALTER TABLE host_requests ADD COLUMN IF NOT EXISTS taken BOOLEAN NOT NULL DEFAULT false";
+
+/// The answer to a request an owner took and died before answering: it is not run again.
+pub const TAKEN_BY_A_DEAD_OWNER: &str = "taken_by_a_dead_owner";
 
 fn db_error(e: tokio_postgres::Error) -> ControlError {
     ControlError::Database(crate::actors::store::describe_postgres_error(&e))
@@ -116,16 +120,32 @@ pub(super) async fn serve(rt: Arc<Runtime>, url: String, stopping: CancellationT
     }
 }
 
-/// Answers every request without an answer, in id order.
+/// Answers every request without an answer, in id order. A request is marked taken (durably)
+/// before it runs; one found taken but unanswered was taken by an owner that died before
+/// answering, and may have taken effect: it is answered [`TAKEN_BY_A_DEAD_OWNER`], never run
+/// again (a launch with a `launch_key` sent again is safe: it launches nothing twice).
 async fn answer_pending(client: &Client, rt: &Runtime) -> Result<(), ControlError> {
     let rows = client
-        .query("SELECT id, request FROM host_requests WHERE answer IS NULL ORDER BY id", &[])
+        .query("SELECT id, request, taken FROM host_requests WHERE answer IS NULL ORDER BY id", &[])
         .await
         .map_err(db_error)?;
     for row in rows {
         let id: i64 = row.try_get(0).map_err(db_error)?;
         let text: String = row.try_get(1).map_err(db_error)?;
-        let line = match serde_json::from_str::<Request>(&text) {
+        let taken: bool = row.try_get(2).map_err(db_error)?;
+        let taken_now = !taken
+            && client
+                .execute("UPDATE host_requests SET taken = true WHERE id = $1 AND NOT taken", &[&id])
+                .await
+                .map_err(db_error)?
+                == 1;
+        let request = serde_json::from_str::<Request>(&text);
+        let line = match request {
+            _ if !taken_now => Line::Error(HostError::new(
+                TAKEN_BY_A_DEAD_OWNER,
+                "the runtime that took this request stopped before answering it; it may have taken \
+                 effect and is not run again: read the state, and ask again if it did not",
+            )),
             Ok(request) => {
                 // Progress is not carried through the database: only the answer is.
                 let (sink, _progress) = mpsc::channel(16);
