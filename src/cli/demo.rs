@@ -198,19 +198,20 @@ async fn on_node(state: &Path, url: &str, node: &str, dir: &Path, depth: u32) ->
             Some(_) => {}
             None => bail!("the launched root {root} has no row in the store"),
         }
-        // A tree nobody serves ends nowhere: say so once, and keep waiting for a node.
-        let live = PostgresStore::owner_is_live(url)?;
-        if !live && !owner_gone {
-            eprintln!("no node owns the store now; waiting for one (start `agentvisor node`)");
-        }
-        owner_gone = !live;
-        // Read again at the next commit, or after a while to see whether a node still owns
-        // the store (a lease runs out without a commit).
+        // Read again at the next commit. When nothing commits for a while, see whether a node
+        // still owns the store (a lease runs out without a commit): a tree nobody serves ends
+        // nowhere, so say so once, and keep waiting for a node.
         tokio::select! {
             commit = commits.next() => if commit.is_none() {
                 bail!("the connection listening for the store's commits ended");
             },
-            () = tokio::time::sleep(OWNER_CHECK_EVERY) => {}
+            () = tokio::time::sleep(OWNER_CHECK_EVERY) => {
+                let live = PostgresStore::owner_is_live(url)?;
+                if !live && !owner_gone {
+                    eprintln!("no node owns the store now; waiting for one (start `agentvisor node`)");
+                }
+                owner_gone = !live;
+            }
         }
     };
     let rt = Runtime::open_read_only(state, super::stores::runtime_options(builtin_images()))?;

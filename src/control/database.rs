@@ -95,9 +95,12 @@ impl Changes {
         Ok(Changes { _client: client, heard })
     }
 
-    /// Waits for the next commit; `None` once the connection ended.
+    /// Waits for the next commit, taking with it every commit already heard (a reader reads
+    /// the state once for all of them); `None` once the connection ended.
     pub async fn next(&mut self) -> Option<()> {
-        self.heard.recv().await.map(drop)
+        self.heard.recv().await?;
+        while self.heard.try_recv().is_ok() {}
+        Some(())
     }
 }
 
