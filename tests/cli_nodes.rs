@@ -228,8 +228,25 @@ async fn a_console_beside_no_node_follows_a_tree_through_the_database() {
     assert_eq!(demo.status.code(), Some(0), "{}", text(&demo.stderr));
 
     // Snapshots arrive as the node commits; the last shows the whole tree ended.
+    let ended = |snapshot: &serde_json::Value| {
+        snapshot["processes"].as_array().map_or(0, |p| p.iter().filter(|p| p["status"] == "exited").count())
+            == expected
+    };
+    let seen = wait_for_snapshot(&mut stream, ended).await;
+    assert!(seen.is_ok(), "the console never showed the {expected} processes ended: {seen:?}");
+    a.signal("-TERM");
+    let (code, lines) = tokio::task::block_in_place(|| a.finish());
+    assert_eq!(code, Some(0), "{lines}");
+}
+
+/// Reads the console's event stream until a snapshot satisfies `wanted`, within
+/// [`LINE_BOUND`]; on failure, what was read and not yet taken.
+async fn wait_for_snapshot(
+    stream: &mut reqwest::Response,
+    wanted: impl Fn(&serde_json::Value) -> bool,
+) -> Result<(), String> {
     let mut pending = String::new();
-    let done = tokio::time::timeout(LINE_BOUND, async {
+    let read = tokio::time::timeout(LINE_BOUND, async {
         loop {
             let chunk = stream.chunk().await.expect("the stream reads").expect("the stream stays open");
             pending.push_str(&String::from_utf8_lossy(&chunk));
@@ -239,21 +256,41 @@ async fn a_console_beside_no_node_follows_a_tree_through_the_database() {
                     continue;
                 }
                 let json: String = event.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
-                let snapshot: serde_json::Value = serde_json::from_str(&json).expect("a snapshot");
-                let processes = snapshot["processes"]
-                    .as_array()
-                    .map_or(0, |p| p.iter().filter(|p| p["status"] == "exited").count());
-                if processes == expected {
+                if wanted(&serde_json::from_str(&json).expect("a snapshot")) {
                     return;
                 }
             }
         }
     })
     .await;
-    assert!(done.is_ok(), "the console never showed the {expected} processes ended: {pending}");
-    a.signal("-TERM");
-    let (code, lines) = tokio::task::block_in_place(|| a.finish());
-    assert_eq!(code, Some(0), "{lines}");
+    read.map_err(|_| pending)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_console_started_before_an_agent_tree_draws_its_machines_from_the_stores_record() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let (_console, console) = browser_support::start_console(&work.path().join("viewer"), &["--store", &url]);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut stream =
+        reqwest::Client::new().get(format!("{console}api/stream")).send().await.expect("the stream");
+
+    // The image record is written after the console started, in the database.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let config = format!("{root}/examples/agents/swarm.yaml");
+    let scripts = format!("{root}/examples/agents/swarm-scripts.json");
+    let out = tokio::task::block_in_place(|| {
+        cli_support::agentvisor(
+            &work.path().join("run"),
+            &["--store", &url, "agent", &config, "lead", "Write the report", "--scripts", &scripts],
+        )
+    });
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let review = |snapshot: &serde_json::Value| {
+        snapshot["machines"]["review"]["states"].as_array().is_some_and(|s| s.len() == 3)
+    };
+    let seen = wait_for_snapshot(&mut stream, review).await;
+    assert!(seen.is_ok(), "the console never drew the review machine: {seen:?}");
 }
 
 #[test]

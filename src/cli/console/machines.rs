@@ -1,38 +1,39 @@
 //! The machines the state directory's agents were declared with, so the page can draw a
 //! machine whole (every state and move) with the current state highlighted. They come from
-//! the configurations recorded in `<state>/images.json` (by the commands that launched the
-//! processes), loaded again from their paths; a source that cannot be loaded is skipped and
+//! the configurations recorded in the image record (`<state>/images.json`, or the store's
+//! `image_sources` row with `--store`; written by the commands that launched the processes),
+//! loaded again from their paths; a source that cannot be loaded is skipped and
 //! the page draws only the states the events name.
 
-use crate::cli::sources::{SOURCES_FILE, Source, Sources};
+use crate::cli::sources::{Source, Sources};
 use agentvisor::agent::config::{CheckedConfig, load_path};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
-/// The machines as last loaded, loaded again only when `images.json` changes.
+/// The machines as last loaded, loaded again only when the image record changes.
 #[derive(Default)]
 pub(crate) struct MachineBook {
-    /// The record's bytes they were loaded from (`None` before the first load).
-    recorded: Option<Vec<u8>>,
+    /// The record they were loaded from (`None` before the first load).
+    recorded: Option<Sources>,
     machines: Value,
 }
 
 impl MachineBook {
-    /// The machines of `state`'s recorded configurations.
+    /// The machines of `state`'s recorded configurations. A record that cannot be read is
+    /// an empty one.
     pub(crate) fn current(&mut self, state: &Path) -> &Value {
-        let bytes = std::fs::read(state.join(SOURCES_FILE)).unwrap_or_default();
-        if self.recorded.as_ref() != Some(&bytes) {
-            self.machines = machines_json(state);
-            self.recorded = Some(bytes);
+        let sources = Sources::read(state).unwrap_or_default();
+        if self.recorded.as_ref() != Some(&sources) {
+            self.machines = machines_json(&sources);
+            self.recorded = Some(sources);
         }
         &self.machines
     }
 }
 
 /// Machines by id: `{entry, description, states: [{id, profile}], transitions: [[from, to]]}`.
-fn machines_json(state: &Path) -> Value {
+fn machines_json(sources: &Sources) -> Value {
     let mut machines = Map::new();
-    let Ok(sources) = Sources::read(state) else { return Value::Object(machines) };
     for config in sources.distinct().iter().flat_map(configs_of) {
         let Ok(loaded) = load_path(&config) else { continue };
         add_machines(&mut machines, &loaded);
