@@ -128,13 +128,38 @@ pub(super) struct Held {
     pub(super) lease_ms: i64,
 }
 
+/// Whether the owner's writer session is still on the server: its pid listed with the start
+/// time it was claimed with (a pid the server reused is another session). The start is hidden
+/// from other roles without `pg_read_all_stats`; then the pid alone counts, which can only keep
+/// a dead owner alive until its lease runs out, never end a live one.
+macro_rules! owner_session_alive {
+    () => {
+        "EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = owner.session_pid \
+         AND (a.backend_start IS NULL OR owner.session_start IS NULL \
+              OR a.backend_start = owner.session_start))"
+    };
+}
+
 /// The owner row read with the server's clock.
-const OWNER: &str = "SELECT node, fence, \
+const OWNER: &str = concat!(
+    "SELECT node, fence, \
      CASE WHEN lease_until > clock_timestamp() \
-          THEN (EXTRACT(EPOCH FROM (lease_until - clock_timestamp())) * 1000)::bigint ELSE 0 END, \
-     EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = owner.session_pid \
-             AND (a.backend_start IS NULL OR owner.session_start IS NULL OR a.backend_start = owner.session_start)) \
-     FROM owner WHERE id = 1";
+          THEN (EXTRACT(EPOCH FROM (lease_until - clock_timestamp())) * 1000)::bigint ELSE 0 END, ",
+    owner_session_alive!(),
+    " FROM owner WHERE id = 1"
+);
+
+/// Claims the owner row for `$1` with a lease of `$2` ms when the lease ran out or the
+/// owner's session is gone; returns the new fence.
+const CLAIM: &str = concat!(
+    "UPDATE owner SET node = $1, fence = fence + 1, \
+     lease_until = clock_timestamp() + ($2::bigint) * interval '1 millisecond', \
+     session_pid = pg_backend_pid(), \
+     session_start = (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()) \
+     WHERE id = 1 AND (lease_until <= clock_timestamp() OR NOT ",
+    owner_session_alive!(),
+    ") RETURNING fence"
+);
 
 /// Claims the database for `lease`'s node on `db`'s session (the writer's, whose end tells
 /// other nodes that this one died). Refuses with [`StoreError::OwnedElsewhere`] while another
@@ -155,21 +180,10 @@ pub(super) fn claim(db: &mut PgDb, url: &str, lease: &NodeLease) -> Result<Held,
                 .await?;
             // A claim waits for the owner's row lock only so long: an owner frozen inside a
             // group transaction holds it until the server ends its session (below).
-            client.batch_execute(&format!("SET lock_timeout = {}", lease.renew_every().as_millis().max(1))).await?;
-            let row = client
-                .query_opt(
-                    "UPDATE owner SET node = $1, fence = fence + 1, \
-                     lease_until = clock_timestamp() + ($2::bigint) * interval '1 millisecond', \
-                     session_pid = pg_backend_pid(), \
-                     session_start = (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()) \
-                     WHERE id = 1 AND (lease_until <= clock_timestamp() OR NOT EXISTS ( \
-                         SELECT 1 FROM pg_stat_activity a WHERE a.pid = owner.session_pid \
-                         AND (a.backend_start IS NULL OR owner.session_start IS NULL \
-                              OR a.backend_start = owner.session_start))) \
-                     RETURNING fence",
-                    &[&lease.node, &lease_ms],
-                )
-                .await;
+            client
+                .batch_execute(&format!("SET lock_timeout = {}", lease.renew_every().as_millis().max(1)))
+                .await?;
+            let row = client.query_opt(CLAIM, &[&lease.node, &lease_ms]).await;
             let row = match row {
                 Err(e) if e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => None,
                 other => other?,
