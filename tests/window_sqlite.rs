@@ -1,7 +1,7 @@
 //! `SqliteChunkStore` through the public surface: a window survives closing and reopening the
 //! file, a fork's snapshot writes only its new chunks, a damaged row is refused on restore, and
-//! a file from a newer build is refused at open; and the same window through the PostgreSQL
-//! chunk store.
+//! a file from a newer build is refused at open, a file of the previous schema is migrated;
+//! and the same window through the PostgreSQL chunk store.
 //!
 //! The reopen test uses a local message type: `Window<Message>` does not restore yet (see
 //! `a_window_of_messages_survives_closing_and_reopening_the_file`).
@@ -225,10 +225,53 @@ fn the_file_is_wal_and_a_newer_schema_is_refused() {
     assert_eq!(mode, "wal");
     let version: i64 = raw.pragma_query_value(None, "user_version", |r| r.get(0)).expect("version");
     assert_eq!(version, agentvisor::agent::window::CHUNK_STORE_SCHEMA_VERSION);
-    raw.pragma_update(None, "user_version", 2).expect("set a newer version");
+    let newer = agentvisor::agent::window::CHUNK_STORE_SCHEMA_VERSION + 1;
+    raw.pragma_update(None, "user_version", newer).expect("set a newer version");
     drop(raw);
     let error = SqliteChunkStore::open(&path).expect_err("a newer file is refused");
     let text = error.to_string();
-    assert!(text.contains("schema version 2"), "{text}");
+    assert!(text.contains(&format!("schema version {newer}")), "{text}");
     assert!(text.contains("newer agentvisor"), "{text}");
+}
+
+/// A file of schema version 1 (the chunks kept in a `WITHOUT ROWID` table) is rewritten to
+/// version 2 at open: every chunk is still there, a window restores from it, and the table
+/// has a rowid, so its key index holds ids only.
+#[test]
+fn a_version_1_file_is_migrated_with_every_chunk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let current = dir.path().join("current.sqlite");
+    let old = dir.path().join(FILE);
+    let window = conversation(1000);
+    let snapshot = window.snapshot(&SqliteChunkStore::open(&current).expect("open")).expect("snapshot");
+    {
+        let raw = rusqlite::Connection::open(&old).expect("open raw");
+        raw.execute_batch(&format!(
+            "CREATE TABLE window_chunks (id BLOB PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
+             ATTACH DATABASE '{}' AS current;
+             INSERT INTO window_chunks SELECT id, bytes FROM current.window_chunks;
+             DETACH DATABASE current;
+             PRAGMA user_version = 1;",
+            current.display()
+        ))
+        .expect("write a version 1 file");
+    }
+    let chunks = (window.len() / CHUNK_ITEMS_MAX) as i64;
+    assert_eq!(row_count(&old), chunks);
+
+    let store = SqliteChunkStore::open(&old).expect("a version 1 file opens");
+    assert_eq!(store.chunk_count().expect("count"), chunks as u64);
+    assert_eq!(Window::restore(snapshot, &store).expect("restore from the migrated file"), window);
+    drop(store);
+    let raw = rusqlite::Connection::open(&old).expect("open raw");
+    let version: i64 = raw.pragma_query_value(None, "user_version", |r| r.get(0)).expect("version");
+    assert_eq!(version, agentvisor::agent::window::CHUNK_STORE_SCHEMA_VERSION);
+    let sql: String = raw
+        .query_row("SELECT sql FROM sqlite_master WHERE name = 'window_chunks'", [], |r| r.get(0))
+        .expect("the table");
+    assert!(!sql.contains("WITHOUT ROWID"), "{sql}");
+    let tables: i64 = raw
+        .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0))
+        .expect("tables");
+    assert_eq!(tables, 1, "the version 1 table is gone");
 }

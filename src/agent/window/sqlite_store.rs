@@ -5,6 +5,14 @@
 //! schema version is `PRAGMA user_version`; a file written by a newer build is refused before
 //! anything in it changes.
 //!
+//! The table has a rowid (schema version 2): its key index holds only the ids, and the bytes
+//! sit in the table's own b-tree. Version 1 kept the table `WITHOUT ROWID`, so each chunk's
+//! bytes were part of its key's index cell; a chunk is larger than an index cell may keep on
+//! its page, and SQLite then reads a cell's whole payload, overflow pages included, to compare
+//! a key against it. Every `contains` read kilobytes per comparison, which made every
+//! snapshot of a long window cost reads of much of the file. A version 1 file is rewritten to
+//! version 2 in one transaction when it is opened for writing.
+//!
 //! Chunks are content-addressed (the id is the hash of the bytes), so a put is
 //! `INSERT OR IGNORE`: an id already stored holds the same bytes. Reads return the bytes as
 //! stored; [`Window::restore`](super::Window::restore) checks them against their id, so a row
@@ -24,19 +32,31 @@ use std::time::Duration;
 pub const WINDOWS_FILE: &str = "windows.sqlite";
 
 /// The schema version this build writes and reads (`PRAGMA user_version`).
-pub const CHUNK_STORE_SCHEMA_VERSION: i64 = 1;
+pub const CHUNK_STORE_SCHEMA_VERSION: i64 = 2;
 
 /// How long a statement waits for a lock another connection to the same file holds. The
 /// store is one connection behind a mutex, so a wait means another process has the file open;
 /// five seconds turns a transient stall into a wait and a deadlock into an error.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-const SCHEMA_V1: &str = "
+const SCHEMA_V2: &str = "
 CREATE TABLE IF NOT EXISTS window_chunks (
     id    BLOB PRIMARY KEY,
     bytes BLOB NOT NULL
-) WITHOUT ROWID;
-PRAGMA user_version = 1;
+);
+PRAGMA user_version = 2;
+";
+
+/// Version 1 to 2: the same rows, moved out of a `WITHOUT ROWID` table.
+const MIGRATE_V1_TO_V2: &str = "
+ALTER TABLE window_chunks RENAME TO window_chunks_v1;
+CREATE TABLE window_chunks (
+    id    BLOB PRIMARY KEY,
+    bytes BLOB NOT NULL
+);
+INSERT INTO window_chunks (id, bytes) SELECT id, bytes FROM window_chunks_v1;
+DROP TABLE window_chunks_v1;
+PRAGMA user_version = 2;
 ";
 
 /// A [`ChunkStore`] in a SQLite file of its own. `Send + Sync`: one connection behind a mutex.
@@ -88,9 +108,14 @@ impl SqliteChunkStore {
         }
         // FULL: a put returns only after the WAL is fsynced.
         conn.pragma_update(None, "synchronous", "FULL").map_err(|e| fail(e.to_string()))?;
-        if version < CHUNK_STORE_SCHEMA_VERSION {
-            conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA_V1}COMMIT;"))
-                .map_err(|e| fail(format!("failed to create the schema: {e}")))?;
+        let schema = match version {
+            1 => Some(("migrate the schema from version 1", MIGRATE_V1_TO_V2)),
+            0 => Some(("create the schema", SCHEMA_V2)),
+            _ => None,
+        };
+        if let Some((what, statements)) = schema {
+            conn.execute_batch(&format!("BEGIN IMMEDIATE;{statements}COMMIT;"))
+                .map_err(|e| fail(format!("failed to {what}: {e}")))?;
         }
         Ok(SqliteChunkStore { path: path.to_path_buf(), state: Mutex::new(State { conn, failed: None }) })
     }
