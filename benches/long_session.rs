@@ -8,6 +8,10 @@
 //! estimate (a running total per sealed chunk, `agent::window::Weigh`), the checkpoint's
 //! snapshot (O(chunks) ids), and the scripted brain's own checks.
 //!
+//! `long_session_100k/…` is the issue's scale: turns of ten `write_note` calls (eleven
+//! messages a turn), N = 10 turns (about 110 messages) and N = 9,100 (about 100,000 messages at
+//! the end), so the ratio of their turns/s is the per-turn cost from 100 to 100k messages.
+//!
 //! `cargo bench --bench long_session -- --noplot`
 
 mod common;
@@ -24,19 +28,38 @@ use std::time::{Duration, Instant};
 const CONFIG: &str = r#"
 brains:
   - {id: s, kind: scripted, script: bench}
-default_budget: {tokens: 1000000000000, turns: 100000}
+default_budget: {tokens: 1000000000000000, turns: 100000}
 profiles:
   - id: worker
     brain: s
     window_tokens: 16000000
     capabilities:
       tasks: true
+      notebook: true
 "#;
 
-/// One run of a session of `turns` working turns; its whole time.
-async fn session(turns: u64) -> Duration {
-    let mut script: Vec<ScriptedTurn> =
-        (0..turns).map(|i| ScriptedTurn::call("add_task", json!({"title": format!("task {i}")}))).collect();
+/// Calls per turn in the `long_session_100k` group.
+const CALLS_PER_LONG_TURN: usize = 10;
+
+/// `turns` turns of one `add_task` call each.
+fn task_turns(turns: u64) -> Vec<ScriptedTurn> {
+    (0..turns).map(|i| ScriptedTurn::call("add_task", json!({"title": format!("task {i}")}))).collect()
+}
+
+/// `turns` turns of [`CALLS_PER_LONG_TURN`] `write_note` calls each.
+fn note_turns(turns: u64) -> Vec<ScriptedTurn> {
+    (0..turns)
+        .map(|t| {
+            (0..CALLS_PER_LONG_TURN).fold(ScriptedTurn::text(format!("turn {t}")), |turn, i| {
+                turn.with_call("write_note", json!({"page": "log", "text": format!("entry {t}.{i}")}))
+            })
+        })
+        .collect()
+}
+
+/// One run of a session of the working turns `turns` makes, then `finish`; its whole time.
+async fn session(turns: u64, make: fn(u64) -> Vec<ScriptedTurn>) -> Duration {
+    let mut script = make(turns);
     script.push(ScriptedTurn::call("finish", json!({"result": "done"})));
     let host = common::scripted_host(CONFIG, Script::new(script), Arc::new(MemoryChunkStore::new()));
     let rt = Runtime::in_memory(RuntimeOptions::new().image(host.image())).await.expect("runtime");
@@ -57,7 +80,19 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Elements(turns + 1));
         group.measurement_time(Duration::from_secs(if turns > 100 { 20 } else { 5 }));
         group.bench_function(format!("turns_{turns}"), |b| {
-            b.to_async(&tokio).iter_custom(|iters| common::timed_runs(iters, move || session(turns)))
+            b.to_async(&tokio)
+                .iter_custom(|iters| common::timed_runs(iters, move || session(turns, task_turns)))
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("long_session_100k");
+    group.sampling_mode(SamplingMode::Flat).sample_size(10).warm_up_time(Duration::from_secs(1));
+    for turns in [10u64, 9_100] {
+        group.throughput(Throughput::Elements(turns + 1));
+        group.measurement_time(Duration::from_secs(if turns > 10 { 60 } else { 5 }));
+        group.bench_function(format!("turns_{turns}"), |b| {
+            b.to_async(&tokio)
+                .iter_custom(|iters| common::timed_runs(iters, move || session(turns, note_turns)))
         });
     }
     group.finish();

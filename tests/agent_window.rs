@@ -474,6 +474,7 @@ fn a_window_tree_behaves_like_vecs_under_random_edits() {
 #[derive(Clone, Debug)]
 enum TokenOp {
     Push(usize),
+    Assistant(usize),
     Fork,
     Truncate(usize),
     ReplacePrefix(usize),
@@ -483,6 +484,7 @@ enum TokenOp {
 fn token_op() -> impl Strategy<Value = TokenOp> {
     prop_oneof![
         8 => (0usize..400).prop_map(TokenOp::Push),
+        2 => (0usize..100).prop_map(TokenOp::Assistant),
         1 => Just(TokenOp::Fork),
         1 => (0usize..200).prop_map(TokenOp::Truncate),
         1 => (0usize..200).prop_map(TokenOp::ReplacePrefix),
@@ -491,11 +493,18 @@ fn token_op() -> impl Strategy<Value = TokenOp> {
 }
 
 /// After every edit, of the window or of a fork of it, a window's token estimate (its running
-/// total, kept per sealed chunk) is the sum of its messages' estimates read one by one.
+/// total, kept per sealed chunk) is the sum of its messages' estimates read one by one; and
+/// its messages read newest first, and the tail since the last assistant message read that
+/// way, are what a pass from the oldest gives.
 fn run_tokens(ops: Vec<TokenOp>) -> Result<(), TestCaseError> {
-    use agentvisor::agent::brain::Message;
     use agentvisor::agent::brain::tokens::{message_tokens, window_tokens};
+    use agentvisor::agent::brain::{AssistantMessage, Message, WindowView, tail_since_assistant};
     let summed = |w: &Window<Message>| w.iter().map(message_tokens).sum::<u64>();
+    let tail_from_the_oldest = |w: &Window<Message>| {
+        let last =
+            w.iter().enumerate().filter(|(_, m)| matches!(m, Message::Assistant(_))).map(|(i, _)| i).last();
+        w.iter().skip(last.map_or(0, |i| i + 1)).cloned().collect::<Vec<_>>()
+    };
     let mut windows: Vec<Window<Message>> = vec![Window::new()];
     for (i, op) in ops.into_iter().enumerate() {
         let at = i % windows.len();
@@ -503,6 +512,12 @@ fn run_tokens(ops: Vec<TokenOp>) -> Result<(), TestCaseError> {
         let len = window.len();
         match op {
             TokenOp::Push(n) => window.push(Message::note("x".repeat(n))).expect("below the bound"),
+            TokenOp::Assistant(n) => window
+                .push(Message::Assistant(AssistantMessage {
+                    text: Some("y".repeat(n)),
+                    tool_calls: Vec::new(),
+                }))
+                .expect("below the bound"),
             TokenOp::Fork => {
                 let fork = window.fork();
                 windows.push(fork);
@@ -518,6 +533,12 @@ fn run_tokens(ops: Vec<TokenOp>) -> Result<(), TestCaseError> {
         }
         for w in &windows {
             prop_assert_eq!(window_tokens(w), summed(w));
+            let newest_first: Vec<&Message> = w.newest_first().collect();
+            let mut oldest_first: Vec<&Message> = w.iter().collect();
+            oldest_first.reverse();
+            prop_assert_eq!(newest_first, oldest_first);
+            let tail: Vec<Message> = tail_since_assistant(w).into_iter().cloned().collect();
+            prop_assert_eq!(tail, tail_from_the_oldest(w));
         }
     }
     Ok(())
@@ -529,5 +550,27 @@ fn a_windows_token_estimate_is_the_sum_of_its_messages_under_random_edits() {
     let mut runner = seeded::runner_from(seed, 128);
     runner
         .run(&prop::collection::vec(token_op(), 1..300), run_tokens)
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+}
+
+/// A chunk id's text (Display and JSON) is its bytes as 64 lowercase hex digits, and reads
+/// back as the same id.
+#[test]
+fn a_chunk_ids_text_is_its_bytes_in_hex_and_reads_back() {
+    let seed = seeded::seed("agent_window_chunk_id", "AGENT_WINDOW_CHUNK_ID_SEED", 0x1d5e_ed01);
+    let mut runner = seeded::runner_from(seed, 256);
+    runner
+        .run(&prop::array::uniform32(any::<u8>()), |bytes| {
+            let id = ChunkId::from_bytes(bytes);
+            let expected: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            prop_assert_eq!(id.to_string(), expected.clone());
+            prop_assert_eq!(
+                serde_json::to_value(id).expect("json"),
+                serde_json::Value::String(expected.clone())
+            );
+            prop_assert_eq!(ChunkId::parse_hex(&expected), Some(id));
+            prop_assert_eq!(format!("{id:?}"), format!("ChunkId({}…)", &expected[..16]));
+            Ok(())
+        })
         .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
 }

@@ -69,6 +69,11 @@ impl WindowView for Window<Message> {
         Box::new(self.iter())
     }
 
+    /// Each step is O(log chunks) ([`Window::get`]), with no pass over the older messages.
+    fn newest_first(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
+        Box::new((0..Window::len(self)).rev().filter_map(|index| self.get(index)))
+    }
+
     fn tokens(&self) -> u64 {
         self.weight()
     }

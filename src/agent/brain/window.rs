@@ -23,6 +23,15 @@ pub trait WindowView: Sync {
     /// The messages, oldest first. Each call starts a new pass from the beginning.
     fn messages(&self) -> Box<dyn Iterator<Item = &Message> + '_>;
 
+    /// The messages, newest first. Each call starts a new pass from the newest. This default
+    /// reads the whole window first; a view that can walk backwards overrides it, so that a
+    /// reader of the newest messages (the tail since the model last spoke) pays for those
+    /// only.
+    fn newest_first(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
+        let all: Vec<&Message> = self.messages().collect();
+        Box::new(all.into_iter().rev())
+    }
+
     /// The estimated tokens of every message ([`super::tokens::message_tokens`] summed). A view
     /// that keeps running totals answers without reading the messages again (a `Window` keeps
     /// one per sealed chunk); this default reads them.
@@ -41,6 +50,10 @@ impl WindowView for &[Message] {
     fn messages(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
         Box::new(self.iter())
     }
+
+    fn newest_first(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
+        Box::new(self.iter().rev())
+    }
 }
 
 impl WindowView for Vec<Message> {
@@ -50,6 +63,10 @@ impl WindowView for Vec<Message> {
 
     fn messages(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
         Box::new(self.iter())
+    }
+
+    fn newest_first(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
+        Box::new(self.iter().rev())
     }
 }
 
@@ -61,18 +78,18 @@ impl<const N: usize> WindowView for [Message; N] {
     fn messages(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
         Box::new(self.iter())
     }
+
+    fn newest_first(&self) -> Box<dyn Iterator<Item = &Message> + '_> {
+        Box::new(self.iter().rev())
+    }
 }
 
 /// The messages after the last assistant message: what the model is answering now (tool
 /// results, notes, user input). The whole window if the model has not spoken yet.
+/// Read from the newest message back, so it costs the tail, not the window.
 pub fn tail_since_assistant(window: &dyn WindowView) -> Vec<&Message> {
-    let mut tail = Vec::new();
-    for message in window.messages() {
-        if matches!(message, Message::Assistant(_)) {
-            tail.clear();
-        } else {
-            tail.push(message);
-        }
-    }
+    let mut tail: Vec<&Message> =
+        window.newest_first().take_while(|message| !matches!(message, Message::Assistant(_))).collect();
+    tail.reverse();
     tail
 }

@@ -21,7 +21,8 @@ pub struct ChunkId([u8; 32]);
 impl Serialize for ChunkId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if serializer.is_human_readable() {
-            serializer.collect_str(self)
+            let hex = self.hex();
+            serializer.serialize_str(hex_str(&hex).map_err(serde::ser::Error::custom)?)
         } else {
             self.0.serialize(serializer)
         }
@@ -68,24 +69,36 @@ impl ChunkId {
     pub const fn as_bytes(&self) -> &[u8; 32] {
         &self.0
     }
+
+    /// The 64 lowercase hex digits, by table: a checkpoint lists every chunk of a window,
+    /// so this runs once per sealed chunk per turn, and `write!("{:02x}")` per byte was most
+    /// of a long session's turn.
+    fn hex(&self) -> [u8; 64] {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 64];
+        for (pair, byte) in out.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 0x0f)];
+        }
+        out
+    }
+}
+
+/// Hex digits as text (they are ASCII, so this does not fail).
+fn hex_str(digits: &[u8]) -> Result<&str, std::str::Utf8Error> {
+    std::str::from_utf8(digits)
 }
 
 impl fmt::Display for ChunkId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for byte in self.0 {
-            write!(f, "{byte:02x}")?;
-        }
-        Ok(())
+        f.write_str(hex_str(&self.hex()).map_err(|_| fmt::Error)?)
     }
 }
 
 impl fmt::Debug for ChunkId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Eight bytes tell ids apart in any log a person reads; the full id is in Display.
-        write!(f, "ChunkId(")?;
-        for byte in &self.0[..8] {
-            write!(f, "{byte:02x}")?;
-        }
-        write!(f, "…)")
+        let hex = self.hex();
+        write!(f, "ChunkId({}…)", hex_str(&hex[..16]).map_err(|_| fmt::Error)?)
     }
 }
