@@ -1,8 +1,9 @@
 //! Several `agentvisor node` processes on one PostgreSQL store: one owns it and runs the tree,
 //! the others stand by; when the owner is SIGKILLed a survivor claims the store and finishes
 //! the tree with nothing replayed, an owner that was frozen while another claimed the store is
-//! fenced when it wakes, and a console in a directory of its own follows the tree through the
-//! database's commit notifications.
+//! fenced when it wakes, a node standing by claims at once when the owner stops cleanly, and a
+//! console in a directory of its own follows the tree through the database's commit
+//! notifications.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -156,6 +157,28 @@ fn the_survivor_of_two_nodes_finishes_a_tree_whose_owner_was_sigkilled_mid_work(
     assert_eq!(code, Some(0), "{b_lines}");
     assert!(b_lines.contains("node b stopped"), "{b_lines}");
     eprintln!("--- node b:\n{b_lines}");
+}
+
+/// A node that stops cleanly ends its lease and notifies the release; a node standing by
+/// claims the store at once. The lease is twenty minutes here, so the standby's next attempt
+/// of its own would come long after [`LINE_BOUND`]: only the notification wakes it in time.
+#[test]
+fn a_node_standing_by_claims_the_store_as_soon_as_its_owner_stops_cleanly() {
+    const LEASE_MS: u64 = 1_200_000;
+    let Some(url) = pg_server::fresh_database() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let mut a = node(work.path(), &url, "a", LEASE_MS, &[]);
+    a.wait_for("node a serving");
+    let mut b = node(work.path(), &url, "b", LEASE_MS, &[]);
+    b.wait_for("node b standing by: node a owns");
+    a.signal("-TERM");
+    let (code, a_lines) = a.finish();
+    assert_eq!(code, Some(0), "{a_lines}");
+    b.wait_for("node b owns");
+    b.wait_for("node b serving");
+    b.signal("-TERM");
+    let (code, b_lines) = b.finish();
+    assert_eq!(code, Some(0), "{b_lines}");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! `agentvisor node`: one of several runtimes serving the tree kept in one PostgreSQL store.
 //!
 //! A node waits while another owns the store (its lease runs and its writer is connected),
-//! trying to claim it every third of a lease. Once it owns the store it recovers what the
+//! trying to claim it every third of a lease, and at once when the owner stops cleanly (it
+//! notifies the release, which the waiting node listens for). Once it owns the store it recovers what the
 //! last owner left (running processes come back paused as stale executions and are resumed,
 //! never replayed; claimed resumes fail closed; waits re-arm; runnable processes start),
 //! serves host requests through its control socket and through the database, and runs the
@@ -15,6 +16,7 @@ use super::{recover, stores};
 use agentvisor::actors::runtime::RuntimeError;
 use agentvisor::actors::store::{PostgresStore, StoreError};
 use agentvisor::control::ControlServer;
+use agentvisor::control::database::Changes;
 use anyhow::bail;
 use std::path::Path;
 use std::process::ExitCode;
@@ -36,6 +38,9 @@ pub(crate) async fn run(state: &Path) -> anyhow::Result<ExitCode> {
         bail!("the signal handlers could not be installed");
     };
     let mut standing_by = false;
+    // Listening before the first attempt: a release after a refused claim is never missed.
+    // Without the listener (it could not connect), the attempts every third of a lease remain.
+    let mut releases = Changes::releases(url).await.ok();
     let (rt, warnings) = loop {
         match recover::open_recovered(state, true).await {
             Ok(opened) => break opened,
@@ -49,8 +54,15 @@ pub(crate) async fn run(state: &Path) -> anyhow::Result<ExitCode> {
                     );
                     standing_by = true;
                 }
+                let released = async {
+                    match releases.as_mut() {
+                        Some(heard) => heard.next().await,
+                        None => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
                     () = tokio::time::sleep(lease.renew_every()) => {}
+                    heard = released => if heard.is_none() { releases = None },
                     _ = int.recv() => return Ok(ExitCode::SUCCESS),
                     _ = term.recv() => return Ok(ExitCode::SUCCESS),
                 }

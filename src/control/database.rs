@@ -13,7 +13,7 @@ use super::ControlError;
 use super::protocol::{HostError, Line, Request};
 use super::server::handle;
 use crate::actors::runtime::Runtime;
-use crate::actors::store::CHANGES_CHANNEL;
+use crate::actors::store::{CHANGES_CHANNEL, OWNER_CHANNEL};
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::sync::Arc;
@@ -92,6 +92,13 @@ impl Changes {
     /// Listens for the commits of the store in the database `url` names.
     pub async fn listen(url: &str) -> Result<Changes, ControlError> {
         let (client, heard) = listen(url, CHANGES_CHANNEL).await?;
+        Ok(Changes { _client: client, heard })
+    }
+
+    /// Listens for the releases of the store's owner lease instead: a node that stops cleanly
+    /// ends its lease and notifies [`OWNER_CHANNEL`], so a node standing by claims at once.
+    pub async fn releases(url: &str) -> Result<Changes, ControlError> {
+        let (client, heard) = listen(url, OWNER_CHANNEL).await?;
         Ok(Changes { _client: client, heard })
     }
 

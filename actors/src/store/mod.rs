@@ -19,8 +19,8 @@ mod sqlite;
 pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError, PayloadKind};
 pub use memory::MemoryStore;
 pub use postgres::{
-    CHANGES_CHANNEL, DEFAULT_LEASE, LEASE_MIN, NodeLease, OwnerInfo, PostgresStore, describe_postgres_error,
-    off_runtime,
+    CHANGES_CHANNEL, DEFAULT_LEASE, LEASE_MIN, NodeLease, OWNER_CHANNEL, OwnerInfo, PostgresStore,
+    describe_postgres_error, off_runtime,
 };
 pub use sql::writer::WriterHold;
 pub use sqlite::{SqliteStore, WriterPragmas};

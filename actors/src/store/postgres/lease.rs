@@ -236,14 +236,19 @@ pub(super) fn owner(db: &mut PgDb, url: &str) -> Result<Option<OwnerInfo>, Store
     Ok((!info.node.is_empty()).then_some(info))
 }
 
-/// Ends `held`'s lease at once (a clean close), so that a waiting node claims without waiting
-/// for it to run out. Does nothing if another node has claimed since.
+/// Ends `held`'s lease at once (a clean close) and notifies [`super::OWNER_CHANNEL`], so that a
+/// waiting node claims at once, without waiting for the lease to run out or for its next
+/// attempt. Does nothing if another node has claimed since.
 pub(super) fn release(db: &mut PgDb, held: &Held) -> Result<(), StoreError> {
     let (runtime, client) = db.parts();
     runtime
         .block_on(client.execute(
-            "UPDATE owner SET lease_until = '-infinity' WHERE id = 1 AND node = $1 AND fence = $2",
-            &[&held.node, &held.fence],
+            "WITH released AS (
+                 UPDATE owner SET lease_until = '-infinity' WHERE id = 1 AND node = $1 AND fence = $2
+                 RETURNING node
+             )
+             SELECT pg_notify($3, node) FROM released",
+            &[&held.node, &held.fence, &super::OWNER_CHANNEL],
         ))
         .map(drop)
         .map_err(|e| StoreError::Write(super::db::describe_postgres_error(&e)))

@@ -48,6 +48,11 @@ pub const CHANGES_CHANNEL: &str = "agentvisor_changes";
 /// Notifies [`CHANGES_CHANNEL`].
 const NOTIFY_CHANGES: &str = "SELECT pg_notify('agentvisor_changes', '')";
 
+/// The channel a node notifies when it ends its lease on closing (`LISTEN agentvisor_owner` to
+/// claim the store as soon as it is free rather than at the next attempt); the payload is the
+/// node's name. A node that dies notifies nothing: its lease runs out, or its session ends.
+pub const OWNER_CHANNEL: &str = "agentvisor_owner";
+
 /// Idle read connections kept for reuse; more concurrent readers open more, closed after use.
 const READ_POOL_IDLE_MAX: usize = 8;
 
