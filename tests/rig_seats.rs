@@ -325,20 +325,23 @@ fn an_openrig_spec_validates_runs_shows_its_edges_and_runs_again_by_restore_poli
 fn an_interrupt_leaves_a_running_native_seat_paused_by_the_shutdown() {
     use std::io::BufRead;
     let work = rig("  - {id: lead, runtime: native, agent_ref: waiter.yaml, profile: waiter}\n");
-    // An agent that waits for a message nobody sends.
+    // An agent whose model never answers: a server on loopback that takes the connection and
+    // says nothing, so the seat's process is running (in its first turn) whenever the
+    // interrupt comes. A waiting process would keep its state through a shutdown.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = silent.local_addr().expect("its address").port();
     std::fs::write(
         work.path("waiter.yaml"),
-        "brains:\n  - {id: w, kind: scripted, script: waiter}\nprofiles:\n  - id: waiter\n    description: waits\n    \
-         brain: w\n    window_tokens: 16000\n    capabilities: {child_processes: {child_agent: waiter}}\n",
+        format!(
+            "brains:\n  - {{id: w, kind: openai, base_url: 'http://127.0.0.1:{port}/v1', model: m, \
+             api_key_env: AGENTVISOR_TEST_SILENT_KEY}}\nprofiles:\n  - id: waiter\n    description: waits\n    \
+             brain: w\n    window_tokens: 16000\n"
+        ),
     )
     .expect("config");
-    std::fs::write(
-        work.path("waiter-scripts.json"),
-        r#"{"waiter": {"turns": [{"tool_calls": [{"name": "receive_process_messages", "arguments": {"block": true, "channel": "never"}}]}]}}"#,
-    )
-    .expect("scripts");
     let mut child = work
         .command(&["run", "rig.yaml"])
+        .env("AGENTVISOR_TEST_SILENT_KEY", "unused")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -372,4 +375,5 @@ fn an_interrupt_leaves_a_running_native_seat_paused_by_the_shutdown() {
         (&json!("paused"), &json!("shutdown")),
         "{rows:?}"
     );
+    drop(silent);
 }
