@@ -222,3 +222,57 @@ async fn a_huge_agent_id_or_prompt_is_refused_in_words_of_bounded_length() {
     }
     assert!(spawned(&host).is_empty(), "no subagent launched");
 }
+
+/// A turn's consecutive launches are made together (their launches share one commit) and
+/// each call answers as it would alone, in order: a refused call in the middle takes nothing,
+/// the launches around it are made, and every child runs and is collected.
+#[tokio::test]
+async fn a_turns_consecutive_launches_answer_in_order_as_when_made_one_by_one() {
+    let lead = vec![
+        ScriptedTurn::call("spawn_subagent", json!({"agent": "worker", "prompt": "first"}))
+            .with_call("spawn_subagent", json!({"agent": "loner", "prompt": "off the roster"}))
+            .with_call("spawn_subagent", json!({"agent": "scout", "prompt": "second"}))
+            .with_call("spawn_subagent", json!({"agent": "worker", "prompt": "third"})),
+        ScriptedTurn::call("wait_for_subagents", json!({})),
+        ScriptedTurn::text("done").expect_tool_result("worked").expect_tool_result("scouted"),
+    ];
+    let scripts = Scripts::new()
+        .with("lead", lead)
+        .with("worker", vec![ScriptedTurn::text("worked")])
+        .with("scout", vec![ScriptedTurn::text("scouted")]);
+    let host = host(FORKS, scripts);
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+
+    let first_turn = events_of(&host, pid)
+        .into_iter()
+        .find_map(|r| match r.event {
+            AgentEvent::TurnCompleted { turn: 1, calls, .. } => Some(calls),
+            _ => None,
+        })
+        .expect("the first turn");
+    let answers: Vec<String> = first_turn
+        .iter()
+        .map(|call| match (&call.result, &call.error) {
+            (Some(result), None) => format!("launched {}", result["agent"].as_str().unwrap_or("?")),
+            (None, Some(error)) => format!("refused {}", error.code),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(answers, ["launched worker", "refused not_on_roster", "launched scout", "launched worker"]);
+    let ids: Vec<&str> = first_turn.iter().filter_map(|c| c.result.as_ref()?["id"].as_str()).collect();
+    let mut profiles: Vec<String> = spawned(&host)
+        .into_iter()
+        .map(|(child, record)| {
+            assert!(ids.contains(&child.to_string().as_str()), "{child} was answered to the lead");
+            match record.event {
+                AgentEvent::AgentSpawned { profile, .. } => profile,
+                _ => unreachable!(),
+            }
+        })
+        .collect();
+    profiles.sort();
+    assert_eq!(profiles, ["scout", "worker", "worker"]);
+    assert_eq!(refusals(&host, pid).len(), 1);
+}

@@ -112,6 +112,18 @@ impl ProcessContext {
         }
     }
 
+    /// Several `spawn_child_process` calls made together ([`Call::SpawnGroup`]): their
+    /// launches share one commit, and each answers as it would have alone, in order.
+    pub async fn spawn_children(
+        &self,
+        requests: Vec<LaunchRequest>,
+    ) -> Result<Vec<Result<Launched, ToolError>>, ToolError> {
+        match self.call(Call::SpawnGroup(requests)).await? {
+            CallOk::SpawnedGroup(answers) => Ok(answers),
+            other => Err(unexpected(other)),
+        }
+    }
+
     /// `list_child_processes`.
     pub async fn list_children(&self, include_terminal: bool) -> Result<ChildList, ToolError> {
         match self.call(Call::List { include_terminal }).await? {

@@ -16,7 +16,7 @@ use super::turn::{Declarations, Succession};
 use crate::actors::Pid;
 use crate::actors::kernel::launch::LaunchRequest;
 use crate::actors::kernel::mailbox::MessageKind;
-use crate::actors::runtime::calls::{BatchRule, Call, SendRequest, ToolError};
+use crate::actors::runtime::calls::{BatchRule, Call, Launched, SendRequest, ToolError};
 use crate::agent::brain::ToolCall;
 use crate::agent::telemetry::{AgentEvent, CallRecord};
 use crate::tools::agent::{SendMessageArgs, SpawnSubagentArgs, WaitForSubagentsArgs};
@@ -66,6 +66,19 @@ impl Agent {
             Ok(()) => self.dispatch(call, declared, batch, turn, &key, place).await,
             Err(refusal) => Err(Dispatch::Refused(refusal)),
         };
+        self.executed(call, before, outcome, turn).await
+    }
+
+    /// What a call came to, from what running it gave: a refusal is emitted as
+    /// `tool_refused`, a program's report is what the window records, and the normal notices
+    /// delivered with the answer are shown after it.
+    pub(crate) async fn executed(
+        &mut self,
+        call: &ToolCall,
+        before: String,
+        outcome: Result<Value, Dispatch>,
+        turn: u64,
+    ) -> Executed {
         let mut calls = Vec::new();
         let (answer, report) = match outcome {
             Ok(value) => (Ok(value), None),
@@ -98,7 +111,7 @@ impl Agent {
     /// whatever id the model gave it.
     /// A turn run again after a crash (from the last checkpointed turn) that makes a launch or
     /// a send it had already made gets the first one's answer, and no second child or message.
-    fn effect_key(&self, turn: u64, place: &str, call: &ToolCall) -> String {
+    pub(crate) fn effect_key(&self, turn: u64, place: &str, call: &ToolCall) -> String {
         let mut hasher = blake3::Hasher::new();
         for part in [self.state.agent_id.as_str(), &turn.to_string(), place, &call.name] {
             hasher.update(part.as_bytes());
@@ -117,6 +130,15 @@ impl Agent {
         key: &str,
         place: &str,
     ) -> Result<Value, Dispatch> {
+        match self.parse_call(call)? {
+            ParsedCall::Kernel(kernel) => self.kernel_call(*kernel, batch, key).await,
+            ParsedCall::Module(module) => self.module_call(module).await,
+            ParsedCall::Agent(call) => self.agent_call(call, declared, batch, turn, key, place).await,
+        }
+    }
+
+    /// A call's tool, checked against what the profile offers, with its arguments parsed.
+    pub(crate) fn parse_call(&self, call: &ToolCall) -> Result<ParsedCall, Dispatch> {
         let Some(tool) = Tool::parse(&call.name) else {
             return Err(ToolError::new(
                 UNKNOWN_TOOL,
@@ -135,14 +157,24 @@ impl Agent {
             )
             .into());
         }
-        match tool.parse_args(call.arguments.clone())? {
-            ParsedCall::Kernel(kernel) => self.kernel_call(*kernel, batch, key).await,
-            ParsedCall::Module(module) => self.module_call(module).await,
-            ParsedCall::Agent(AgentCall::Finish(args)) => {
+        Ok(tool.parse_args(call.arguments.clone())?)
+    }
+
+    async fn agent_call(
+        &mut self,
+        call: AgentCall,
+        declared: &mut Declarations,
+        batch: &mut BatchRule,
+        turn: u64,
+        key: &str,
+        place: &str,
+    ) -> Result<Value, Dispatch> {
+        match call {
+            AgentCall::Finish(args) => {
                 declared.declare_ending(args.result)?;
                 Ok(json!({"ending": "declared", "note": "your session ends when this turn ends"}))
             }
-            ParsedCall::Agent(AgentCall::Exec(args)) => {
+            AgentCall::Exec(args) => {
                 self.check_roster(&args.agent)?;
                 if let Some(external) = self.host.config.external(&args.agent) {
                     return Err(ToolError::new(
@@ -162,7 +194,7 @@ impl Agent {
                 })?;
                 Ok(json!({"exec": args.agent, "note": "takes effect when this turn ends"}))
             }
-            ParsedCall::Agent(AgentCall::TransitionState(args)) => {
+            AgentCall::TransitionState(args) => {
                 self.check_transition(&args.state)?;
                 declared.declare_succession(Succession::Transition {
                     state: args.state.clone(),
@@ -170,22 +202,20 @@ impl Agent {
                 })?;
                 Ok(json!({"transition_state": args.state, "note": "takes effect when this turn ends"}))
             }
-            ParsedCall::Agent(AgentCall::Fork(args)) => self.fork_call(args, declared, turn, key).await,
-            ParsedCall::Agent(AgentCall::SpawnSubagent(args)) => self.spawn_subagent(args, turn, key).await,
-            ParsedCall::Agent(AgentCall::WaitForSubagents(args)) => {
-                self.wait_for_subagents(args, declared).await
-            }
-            ParsedCall::Agent(AgentCall::SendMessage(args)) => self.send(args, key).await,
-            ParsedCall::Agent(AgentCall::RunCode(args)) => {
+            AgentCall::Fork(args) => self.fork_call(args, declared, turn, key).await,
+            AgentCall::SpawnSubagent(args) => self.spawn_subagent(args, turn, key).await,
+            AgentCall::WaitForSubagents(args) => self.wait_for_subagents(args, declared).await,
+            AgentCall::SendMessage(args) => self.send(args, key).await,
+            AgentCall::RunCode(args) => {
                 let source = Source { code: args.code, program: None };
                 self.run_program(source, Value::Null, declared, batch, turn, place).await
             }
-            ParsedCall::Agent(AgentCall::RunProgram(args)) => {
+            AgentCall::RunProgram(args) => {
                 let source = self.saved_program(&args.id)?;
                 self.run_program(source, args.args.unwrap_or(Value::Null), declared, batch, turn, place).await
             }
-            ParsedCall::Agent(AgentCall::ArchiveThread(args)) => self.archive_call(args, declared, turn),
-            ParsedCall::Agent(AgentCall::ReadArchive(args)) => self.read_archive(args.turn),
+            AgentCall::ArchiveThread(args) => self.archive_call(args, declared, turn),
+            AgentCall::ReadArchive(args) => self.read_archive(args.turn),
         }
     }
 
@@ -316,12 +346,24 @@ impl Agent {
         turn: u64,
         key: &str,
     ) -> Result<Value, Dispatch> {
+        let request = self.spawn_request(&args, key)?;
+        let launched = self.ctx.spawn_child(request).await?;
+        Ok(self.spawned_subagent(&args, turn, &launched))
+    }
+
+    /// The launch a `spawn_subagent` call asks the kernel for, once its agent and prompt are
+    /// checked.
+    pub(crate) fn spawn_request(
+        &self,
+        args: &SpawnSubagentArgs,
+        key: &str,
+    ) -> Result<LaunchRequest, Dispatch> {
         self.check_roster(&args.agent)?;
-        let launch = self.launch_below(args.agent.clone(), args.prompt);
+        let launch = self.launch_below(args.agent.clone(), args.prompt.clone());
         let goal =
             launch.checked_goal().map_err(|m| ToolError::new(INVALID_ARGUMENTS, format!("prompt: {m}")))?;
         let (restart, supervision) = self.host.restart_of(&launch.agent);
-        let request = LaunchRequest {
+        Ok(LaunchRequest {
             goal,
             image: Some(self.host.image_for(&launch.agent)),
             inherit_capabilities: self.host.launch_capabilities(&launch.agent),
@@ -329,8 +371,16 @@ impl Agent {
             supervision,
             launch_key: Some(key.to_string()),
             ..Default::default()
-        };
-        let launched = self.ctx.spawn_child(request).await?;
+        })
+    }
+
+    /// Records a subagent the kernel launched; the call's answer.
+    pub(crate) fn spawned_subagent(
+        &mut self,
+        args: &SpawnSubagentArgs,
+        turn: u64,
+        launched: &Launched,
+    ) -> Value {
         self.state.subagents.insert(
             launched.pid.to_string(),
             Subagent {
@@ -341,7 +391,7 @@ impl Agent {
                 collected: false,
             },
         );
-        Ok(json!({"id": launched.pid.to_string(), "agent": args.agent}))
+        json!({"id": launched.pid.to_string(), "agent": args.agent})
     }
 
     async fn wait_for_subagents(
@@ -458,7 +508,7 @@ impl From<AgentError> for Dispatch {
 
 /// Whether `name` is a message call, before which interrupts are not shown (they are noticed
 /// before the next non-message call).
-fn is_message_call(name: &str) -> bool {
+pub(crate) fn is_message_call(name: &str) -> bool {
     name == AgentTool::SendMessage.name()
         || [ToolName::Send, ToolName::Read, ToolName::Receive].iter().any(|t| t.as_str() == name)
 }

@@ -35,6 +35,7 @@ mod oversize;
 pub mod persist;
 mod program;
 mod prompt;
+mod spawn_group;
 mod spawned;
 mod start;
 mod state;

@@ -239,36 +239,68 @@ impl Agent {
         let mut batch = BatchRule::new();
         let mut malformed = false;
         let mut records = Vec::with_capacity(calls.len());
-        for (index, call) in calls.iter().enumerate() {
-            let span = tracing::info_span!("tool_call", tool = %call.name, turn = turn_no);
-            let (result, answer, calls) = async {
-                let screened = match bounded.refusal(call) {
-                    Some(refused) => Some(refused),
-                    None => self.screen_call(call, &offered, &mut malformed)?,
-                };
-                Ok::<_, AgentError>(match screened {
-                    Some(refused) => {
-                        (crate::tools::error_json(&refused).to_string(), Err(refused), Vec::new())
+        let mut next = 0;
+        while next < calls.len() {
+            let first = next;
+            // Consecutive launches run as one group sharing a commit; every other call alone.
+            let group = self.spawn_run(&calls[first..], &batch);
+            let answered = if group >= 2 {
+                let span =
+                    tracing::info_span!("tool_calls", tool = "spawn_subagent", calls = group, turn = turn_no);
+                async {
+                    let mut screened = Vec::with_capacity(group);
+                    for call in &calls[first..first + group] {
+                        screened.push(match bounded.refusal(call) {
+                            Some(refused) => Some(refused),
+                            None => self.screen_call(call, &offered, &mut malformed)?,
+                        });
                     }
-                    None => {
-                        let place = index.to_string();
-                        let executed = self.execute(call, &mut declared, &mut batch, turn_no, &place).await;
-                        (executed.text(), executed.answer, executed.calls)
+                    let to_run: Vec<(&ToolCall, String)> = (first..first + group)
+                        .zip(&screened)
+                        .filter(|(_, refused)| refused.is_none())
+                        .map(|(index, _)| (&calls[index], index.to_string()))
+                        .collect();
+                    let mut ran = self.execute_spawns(&to_run, &mut batch, turn_no).await.into_iter();
+                    let mut answered = Vec::with_capacity(group);
+                    for refused in screened {
+                        let missing = || ToolError::new("internal", "a launch of the group went unanswered");
+                        answered.push(
+                            match refused.map(Err).unwrap_or_else(|| ran.next().ok_or_else(missing)) {
+                                Err(refused) => screened_out(refused),
+                                Ok(executed) => (executed.text(), executed.answer, executed.calls),
+                            },
+                        );
                     }
-                })
+                    Ok::<_, AgentError>(answered)
+                }
+                .instrument(span)
+                .await?
+            } else {
+                let call = &calls[first];
+                let span = tracing::info_span!("tool_call", tool = %call.name, turn = turn_no);
+                let answered = async {
+                    let screened = match bounded.refusal(call) {
+                        Some(refused) => Some(refused),
+                        None => self.screen_call(call, &offered, &mut malformed)?,
+                    };
+                    Ok::<_, AgentError>(match screened {
+                        Some(refused) => screened_out(refused),
+                        None => {
+                            let place = first.to_string();
+                            let executed =
+                                self.execute(call, &mut declared, &mut batch, turn_no, &place).await;
+                            (executed.text(), executed.answer, executed.calls)
+                        }
+                    })
+                }
+                .instrument(span)
+                .await?;
+                vec![answered]
+            };
+            next += answered.len();
+            for (call, (result, answer, calls)) in calls[first..].iter().zip(answered) {
+                self.record_answer(call, turn_no, result, &mut records, answer, calls)?;
             }
-            .instrument(span)
-            .await?;
-            records.push(call_record(call, answer, calls));
-            let result = result + &self.repetition_warning().unwrap_or_default();
-            self.host.telemetry.answered(
-                self.ctx.pid(),
-                &self.state.agent_id,
-                turn_no,
-                (&call.id, &call.name),
-                &result,
-            );
-            self.window.push(Message::tool_result(call.id.clone(), result))?;
         }
         self.after_calls(malformed)?;
         if calls.is_empty() {
@@ -294,6 +326,30 @@ impl Agent {
         self.checkpoint().await?;
         self.deliver_handoffs().await?;
         Ok(resolved.ending.map(|result| Ending { result, forks: resolved.forks }))
+    }
+
+    /// Records one call's answer: the turn's record of the call, its `answered` telemetry, and
+    /// its tool result in the window, with the repetition guard's warning if it is due.
+    fn record_answer(
+        &mut self,
+        call: &ToolCall,
+        turn: u64,
+        result: String,
+        records: &mut Vec<CallRecord>,
+        answer: Result<serde_json::Value, ToolError>,
+        calls: Vec<CallRecord>,
+    ) -> Result<(), AgentError> {
+        records.push(call_record(call, answer, calls));
+        let result = result + &self.repetition_warning().unwrap_or_default();
+        self.host.telemetry.answered(
+            self.ctx.pid(),
+            &self.state.agent_id,
+            turn,
+            (&call.id, &call.name),
+            &result,
+        );
+        self.window.push(Message::tool_result(call.id.clone(), result))?;
+        Ok(())
     }
 
     /// Charges a turn's (or a summary's) usage to the kernel budget and to the incarnation.
@@ -322,4 +378,9 @@ impl Agent {
     pub(crate) fn machine(&self) -> Option<&MachineAt> {
         self.state.machine.as_ref()
     }
+}
+
+/// What a call refused before it ran comes to: its error as the result, no program calls.
+fn screened_out(refused: ToolError) -> (String, Result<serde_json::Value, ToolError>, Vec<CallRecord>) {
+    (crate::tools::error_json(&refused).to_string(), Err(refused), Vec::new())
 }

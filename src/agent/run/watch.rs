@@ -255,6 +255,23 @@ impl Agent {
     }
 
     /// The warning appended to a call's result when it is the last identical call allowed.
+    /// How many of `calls`, from the first, each differ from the call before them (the first
+    /// from the last call screened): calls whose screening leaves the repetition count at one,
+    /// so that it neither warns differently nor stops the agent whatever the order they are
+    /// screened and answered in.
+    pub(crate) fn unrepeated(&self, calls: &[ToolCall]) -> usize {
+        let mut last = self.guards.last_call.clone();
+        calls
+            .iter()
+            .take_while(|call| {
+                let signature = (call.name.clone(), call.arguments.to_string());
+                let differs = last.as_ref() != Some(&signature);
+                last = Some(signature);
+                differs
+            })
+            .count()
+    }
+
     pub(crate) fn repetition_warning(&self) -> Option<String> {
         let guards = self.profile().ok()?.guards();
         (self.guards.repeats == guards.repeated_calls).then(|| {

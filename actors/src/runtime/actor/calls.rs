@@ -58,6 +58,16 @@ impl ProcessActor {
         let message_call = call.is_message_call();
         let result = match call {
             Call::Spawn(request) => self.launch(myself, state, request, None).await,
+            Call::SpawnGroup(requests) => {
+                let (answers, exhausted) = self.launch_group(myself, state, requests).await;
+                let notices = Self::take_notices(state, false);
+                let _ = reply.send_with(Ok(CallOk::SpawnedGroup(answers)), notices);
+                if let Some(message) = exhausted {
+                    let event = Event::Fail { kind: FailureKind::BudgetExhausted, message };
+                    self.begin_ending(myself, state, event, None).await;
+                }
+                return;
+            }
             Call::Fork(fork) => {
                 let ForkRequest { launch, mode, roots } = *fork;
                 self.launch(myself, state, launch, Some((mode, roots))).await
@@ -169,7 +179,7 @@ impl ProcessActor {
     /// `fork_child_process`. The memory view is approved before the launch, so a denial of
     /// either takes no pid; the view, the child's row, its grants and the parent's account
     /// commit in one change set.
-    async fn launch(
+    pub(super) async fn launch(
         &self,
         myself: &ActorRef<ProcessMsg>,
         state: &mut ProcessState,
@@ -246,6 +256,19 @@ impl ProcessActor {
         }
         state.row = parent_row;
         state.children_total += 1;
+        self.start_launched(myself, state, child, grants).await;
+        Ok(CallOk::Spawned(launched))
+    }
+
+    /// After a launch committed: announces it and starts the child's actor; a child whose
+    /// actor cannot start ends failed, and this process hears of it as of any child's end.
+    pub(super) async fn start_launched(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        child: ProcessRow,
+        grants: Vec<crate::kernel::capability::Grant>,
+    ) {
         self.shared.telemetry.publish(KernelEvent::ProcessLaunched {
             pid: child.pid,
             parent: child.parent,
@@ -266,7 +289,6 @@ impl ProcessActor {
                 self.on_child_ended(myself, state, row).await;
             }
         }
-        Ok(CallOk::Spawned(launched))
     }
 
     fn list(&self, state: &ProcessState, include_terminal: bool) -> Result<CallOk, ToolError> {
@@ -387,7 +409,7 @@ pub(crate) fn stage_launch(
 
 /// A launch's answer, built before its commit so that a keyed launch records it in the same
 /// change set.
-fn launched_of(
+pub(super) fn launched_of(
     child: &ProcessRow,
     grants: &[crate::kernel::capability::Grant],
     view: &crate::kernel::objects::ViewPlan,

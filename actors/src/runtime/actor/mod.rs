@@ -12,6 +12,7 @@
 
 mod binding;
 mod calls;
+mod launch_group;
 mod lifecycle;
 mod mailbox;
 mod objects;

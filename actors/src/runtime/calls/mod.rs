@@ -27,6 +27,13 @@ pub use objects::{
 pub enum Call {
     /// `spawn_child_process`.
     Spawn(LaunchRequest),
+    /// Several `spawn_child_process` calls made together, so that their launches share one
+    /// commit. Each is charged, checked and answered as when made one by one, in order: a
+    /// refused launch takes nothing, the launches after it are planned against the parent as
+    /// the ones before left it, and a charge that exhausts the budget answers
+    /// `budget_exhausted` after the launches before it commit (the later ones answer as calls
+    /// of an ended process). Answered by [`CallOk::SpawnedGroup`]; not a tool of its own.
+    SpawnGroup(Vec<LaunchRequest>),
     /// `list_child_processes`.
     List {
         /// Include terminal children.
@@ -149,7 +156,7 @@ impl Call {
     /// The tool name.
     pub fn name(&self) -> &'static str {
         match self {
-            Call::Spawn(_) => "spawn_child_process",
+            Call::Spawn(_) | Call::SpawnGroup(_) => "spawn_child_process",
             Call::List { .. } => "list_child_processes",
             Call::Wait { .. } => "wait_child_process",
             Call::Signal { .. } => "signal_child_process",
@@ -185,7 +192,9 @@ impl Call {
     pub fn counts_as_tool_call(&self) -> bool {
         !matches!(
             self,
-            Call::Exit { .. }
+            // A group is charged one tool call per launch, in order, by its handler.
+            Call::SpawnGroup(_)
+                | Call::Exit { .. }
                 | Call::Charge(_)
                 | Call::Checkpoint(_)
                 | Call::BindProfileObject(_)
@@ -201,6 +210,8 @@ impl Call {
 pub enum CallOk {
     /// From `spawn_child_process` and `fork_child_process`.
     Spawned(Launched),
+    /// From a [`Call::SpawnGroup`]: one answer per launch, in order.
+    SpawnedGroup(Vec<Result<Launched, ToolError>>),
     /// From `merge_child_memory`.
     Merged(MergeResult),
     /// From `create_object`.
