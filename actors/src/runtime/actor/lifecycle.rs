@@ -215,7 +215,7 @@ impl ProcessActor {
             }
         };
         if was_paused {
-            state.deferred_wait = Some((CallOk::Waited(result), pending));
+            state.deferred_wait = Some(Box::new((CallOk::Waited(result), pending)));
             return;
         }
         if restart {
@@ -354,7 +354,8 @@ impl ProcessActor {
             Some((payload, reply)) => (payload, Some(reply)),
             None => (None, None),
         };
-        state.ending = Some(Ending { event, payload, exit_reply, signal_replies: Vec::new(), exiting_run });
+        state.ending =
+            Some(Box::new(Ending { event, payload, exit_reply, signal_replies: Vec::new(), exiting_run }));
         if state.live_children.is_empty() {
             self.finish_ending(myself, state).await;
             return;
@@ -383,7 +384,7 @@ impl ProcessActor {
 
     /// Commits the outcome, answers everyone, tells the parent, stops the actor.
     pub(crate) async fn finish_ending(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
-        let Some(ending) = state.ending.take() else { return };
+        let Some(ending) = state.ending.take().map(|ending| *ending) else { return };
         let me = state.pid();
         let children = super::objects::children_of(self.shared.store.as_ref(), me);
         let (event, payload) = (ending.event, ending.payload);

@@ -339,7 +339,7 @@ impl ProcessActor {
             }
         };
         if was_paused {
-            state.deferred_wait = Some((CallOk::Received(result), pending));
+            state.deferred_wait = Some(Box::new((CallOk::Received(result), pending)));
             return;
         }
         if restart {

@@ -169,12 +169,12 @@ impl ProcessActor {
                 group.into_iter().filter(|pid| pending.awaiting.insert(*pid)).collect()
             }
             None => {
-                state.restart_group = Some(RestartGroup {
+                state.restart_group = Some(Box::new(RestartGroup {
                     trigger: spec.child_id,
                     at_ms: now_ms,
                     awaiting: group.iter().copied().collect(),
                     ended: vec![child.clone()],
-                });
+                }));
                 group
             }
         };

@@ -102,7 +102,7 @@ impl ProcessActor {
                     self.begin_ending(myself, state, event, None).await;
                     return Ok(());
                 }
-                let deferred = state.deferred_wait.take();
+                let deferred = state.deferred_wait.take().map(|deferred| *deferred);
                 if restart {
                     let (completed_wait, completed_receive) = match deferred {
                         Some((CallOk::Waited(w), _)) => (Some(Box::new(w)), None),
