@@ -72,30 +72,31 @@ async fn session(turns: u64, make: fn(u64) -> Vec<ScriptedTurn>) -> Duration {
     elapsed
 }
 
+/// One group: a short and a long session of the turns `make` makes, each measured for the
+/// seconds given with it, throughput in turns.
+fn group(
+    c: &mut Criterion,
+    tokio: &tokio::runtime::Runtime,
+    name: &str,
+    sessions: [(u64, u64); 2],
+    make: fn(u64) -> Vec<ScriptedTurn>,
+) {
+    let mut group = c.benchmark_group(name);
+    group.sampling_mode(SamplingMode::Flat).sample_size(10).warm_up_time(Duration::from_secs(1));
+    for (turns, seconds) in sessions {
+        group.throughput(Throughput::Elements(turns + 1));
+        group.measurement_time(Duration::from_secs(seconds));
+        group.bench_function(format!("turns_{turns}"), |b| {
+            b.to_async(tokio).iter_custom(|iters| common::timed_runs(iters, move || session(turns, make)))
+        });
+    }
+    group.finish();
+}
+
 fn bench(c: &mut Criterion) {
     let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio");
-    let mut group = c.benchmark_group("long_session");
-    group.sampling_mode(SamplingMode::Flat).sample_size(10).warm_up_time(Duration::from_secs(1));
-    for turns in [100u64, 2_000] {
-        group.throughput(Throughput::Elements(turns + 1));
-        group.measurement_time(Duration::from_secs(if turns > 100 { 20 } else { 5 }));
-        group.bench_function(format!("turns_{turns}"), |b| {
-            b.to_async(&tokio)
-                .iter_custom(|iters| common::timed_runs(iters, move || session(turns, task_turns)))
-        });
-    }
-    group.finish();
-    let mut group = c.benchmark_group("long_session_100k");
-    group.sampling_mode(SamplingMode::Flat).sample_size(10).warm_up_time(Duration::from_secs(1));
-    for turns in [10u64, 9_100] {
-        group.throughput(Throughput::Elements(turns + 1));
-        group.measurement_time(Duration::from_secs(if turns > 10 { 60 } else { 5 }));
-        group.bench_function(format!("turns_{turns}"), |b| {
-            b.to_async(&tokio)
-                .iter_custom(|iters| common::timed_runs(iters, move || session(turns, note_turns)))
-        });
-    }
-    group.finish();
+    group(c, &tokio, "long_session", [(100, 5), (2_000, 20)], task_turns);
+    group(c, &tokio, "long_session_100k", [(10, 5), (9_100, 60)], note_turns);
 }
 
 criterion_group!(benches, bench);

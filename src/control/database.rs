@@ -91,14 +91,17 @@ pub struct Changes {
 impl Changes {
     /// Listens for the commits of the store in the database `url` names.
     pub async fn listen(url: &str) -> Result<Changes, ControlError> {
-        let (client, heard) = listen(url, CHANGES_CHANNEL).await?;
-        Ok(Changes { _client: client, heard })
+        Changes::on(url, CHANGES_CHANNEL).await
     }
 
     /// Listens for the releases of the store's owner lease instead: a node that stops cleanly
     /// ends its lease and notifies [`OWNER_CHANNEL`], so a node standing by claims at once.
     pub async fn releases(url: &str) -> Result<Changes, ControlError> {
-        let (client, heard) = listen(url, OWNER_CHANNEL).await?;
+        Changes::on(url, OWNER_CHANNEL).await
+    }
+
+    async fn on(url: &str, channel: &str) -> Result<Changes, ControlError> {
+        let (client, heard) = listen(url, channel).await?;
         Ok(Changes { _client: client, heard })
     }
 

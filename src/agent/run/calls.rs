@@ -508,7 +508,7 @@ impl From<AgentError> for Dispatch {
 
 /// Whether `name` is a message call, before which interrupts are not shown (they are noticed
 /// before the next non-message call).
-pub(crate) fn is_message_call(name: &str) -> bool {
+fn is_message_call(name: &str) -> bool {
     name == AgentTool::SendMessage.name()
         || [ToolName::Send, ToolName::Read, ToolName::Receive].iter().any(|t| t.as_str() == name)
 }

@@ -250,10 +250,7 @@ impl Agent {
                 async {
                     let mut screened = Vec::with_capacity(group);
                     for call in &calls[first..first + group] {
-                        screened.push(match bounded.refusal(call) {
-                            Some(refused) => Some(refused),
-                            None => self.screen_call(call, &offered, &mut malformed)?,
-                        });
+                        screened.push(self.screen(&bounded, call, &offered, &mut malformed)?);
                     }
                     let to_run: Vec<(&ToolCall, String)> = (first..first + group)
                         .zip(&screened)
@@ -279,11 +276,7 @@ impl Agent {
                 let call = &calls[first];
                 let span = tracing::info_span!("tool_call", tool = %call.name, turn = turn_no);
                 let answered = async {
-                    let screened = match bounded.refusal(call) {
-                        Some(refused) => Some(refused),
-                        None => self.screen_call(call, &offered, &mut malformed)?,
-                    };
-                    Ok::<_, AgentError>(match screened {
+                    Ok::<_, AgentError>(match self.screen(&bounded, call, &offered, &mut malformed)? {
                         Some(refused) => screened_out(refused),
                         None => {
                             let place = first.to_string();
@@ -326,6 +319,21 @@ impl Agent {
         self.checkpoint().await?;
         self.deliver_handoffs().await?;
         Ok(resolved.ending.map(|result| Ending { result, forks: resolved.forks }))
+    }
+
+    /// Why `call` is refused before it runs, if it is: too large to record, or stopped by the
+    /// call guards.
+    fn screen(
+        &mut self,
+        bounded: &super::oversize::Bounded,
+        call: &ToolCall,
+        offered: &[ToolSpec],
+        malformed: &mut bool,
+    ) -> Result<Option<ToolError>, AgentError> {
+        match bounded.refusal(call) {
+            Some(refused) => Ok(Some(refused)),
+            None => self.screen_call(call, offered, malformed),
+        }
     }
 
     /// Records one call's answer: the turn's record of the call, its `answered` telemetry, and

@@ -2,7 +2,7 @@
 //! commit ([`ProcessCtx::spawn_children`](crate::actors::runtime::ProcessCtx::spawn_children)),
 //! with every answer, refusal and notice as when the calls run one by one.
 
-use super::calls::{Dispatch, Executed, is_message_call};
+use super::calls::{Dispatch, Executed};
 use super::program::Agent;
 use crate::actors::runtime::calls::{BatchRule, ToolError};
 use crate::agent::brain::ToolCall;
@@ -19,7 +19,7 @@ enum Prepared {
 
 /// Whether `call` may join a group of launches: a `spawn_subagent` call.
 fn is_spawn(call: &ToolCall) -> bool {
-    !is_message_call(&call.name) && Tool::parse(&call.name) == Some(Tool::Agent(AgentTool::SpawnSubagent))
+    Tool::parse(&call.name) == Some(Tool::Agent(AgentTool::SpawnSubagent))
 }
 
 impl Agent {

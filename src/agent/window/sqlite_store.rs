@@ -39,25 +39,23 @@ pub const CHUNK_STORE_SCHEMA_VERSION: i64 = 2;
 /// five seconds turns a transient stall into a wait and a deadlock into an error.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-const SCHEMA_V2: &str = "
-CREATE TABLE IF NOT EXISTS window_chunks (
-    id    BLOB PRIMARY KEY,
-    bytes BLOB NOT NULL
-);
-PRAGMA user_version = 2;
-";
+/// The table of schema version 2, written once for a new file and for the migration.
+macro_rules! chunks_table {
+    () => {
+        "CREATE TABLE IF NOT EXISTS window_chunks (id BLOB PRIMARY KEY, bytes BLOB NOT NULL);"
+    };
+}
+
+const SCHEMA_V2: &str = concat!(chunks_table!(), "PRAGMA user_version = 2;");
 
 /// Version 1 to 2: the same rows, moved out of a `WITHOUT ROWID` table.
-const MIGRATE_V1_TO_V2: &str = "
-ALTER TABLE window_chunks RENAME TO window_chunks_v1;
-CREATE TABLE window_chunks (
-    id    BLOB PRIMARY KEY,
-    bytes BLOB NOT NULL
+const MIGRATE_V1_TO_V2: &str = concat!(
+    "ALTER TABLE window_chunks RENAME TO window_chunks_v1;",
+    chunks_table!(),
+    "INSERT INTO window_chunks (id, bytes) SELECT id, bytes FROM window_chunks_v1;",
+    "DROP TABLE window_chunks_v1;",
+    "PRAGMA user_version = 2;"
 );
-INSERT INTO window_chunks (id, bytes) SELECT id, bytes FROM window_chunks_v1;
-DROP TABLE window_chunks_v1;
-PRAGMA user_version = 2;
-";
 
 /// A [`ChunkStore`] in a SQLite file of its own. `Send + Sync`: one connection behind a mutex.
 #[derive(Debug)]
