@@ -324,3 +324,46 @@ fn bad_input_is_one_line_and_a_nonzero_exit() {
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("unknown process"));
 }
+
+/// `ps --all` reads the history a page at a time: a tree of more processes than one page
+/// lists every process once, in pid order, as JSON (one array) and as a table.
+#[test]
+fn ps_all_lists_a_history_longer_than_a_page_once_in_order() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let data = work.path().join("data");
+    for d in 0..5 {
+        let dir = data.join(format!("d{d}"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for f in 0..220 {
+            std::fs::write(dir.join(format!("f{f}.txt")), "one two\n").expect("write");
+        }
+    }
+    let state = work.path().join("state");
+    let out = agentvisor(&state, &["demo", data.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "demo failed: {}\n{}", text(&out.stdout), text(&out.stderr));
+
+    let ps = agentvisor(&state, &["ps", "--all", "--json"]);
+    assert!(ps.status.success(), "{}", text(&ps.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("one JSON array");
+    let pids: Vec<String> = rows
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|row| row["pid"].as_str().expect("a pid").to_string())
+        .collect();
+    assert_eq!(pids.len(), 1_106, "1,100 files and six folders");
+    let mut sorted = pids.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(pids, sorted, "every process once, in pid order");
+
+    let table = agentvisor(&state, &["ps", "--all"]);
+    assert!(table.status.success());
+    let table = text(&table.stdout);
+    let listed: Vec<&str> = table.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(listed, pids, "the table lists the same processes in the same order");
+
+    let live = agentvisor(&state, &["ps", "--json"]);
+    let live: serde_json::Value = serde_json::from_slice(&live.stdout).expect("json");
+    assert_eq!(live, serde_json::json!([]), "nothing is live");
+}

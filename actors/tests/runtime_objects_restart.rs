@@ -265,9 +265,18 @@ async fn goals_and_results_are_durable(backing: Backing) {
     // A merge after the reopen releases the result, and the release survives the next one.
     merge(&rt, root, waited.pid, false).await.expect("merge");
     assert_refused(read(&rt, root, r1).await, "object_released", &[&r1.to_string()]);
+    let waited_goal = waited.view.goal_oid.expect("goal");
+    assert_refused(read(&rt, root, waited_goal).await, "object_released", &[&waited_goal.to_string()]);
     assert_space(&rt);
     rt.shutdown().await.expect("shutdown");
     let rt = backing.open().await;
+    // The merged child's memory and what it owned are history: not read at the reopen, read
+    // from the store when named, with the same answers as before.
+    let at_open = rt.object_space();
+    assert!(at_open.process(waited.pid).is_none(), "a collected memory is not loaded at open");
+    assert!(at_open.object(r1).is_none() && at_open.object(waited_goal).is_none());
+    assert!(at_open.process(unwaited.pid).is_some(), "an unmerged child's memory is live");
+    assert_refused(read(&rt, root, waited_goal).await, "object_released", &[&waited_goal.to_string()]);
     assert!(rt.object(r1).expect("a tombstone").released);
     assert_eq!(rt.payload(r1).expect("payload"), None);
     assert_eq!(rt.memory(waited.pid).expect("memory").collected.as_deref(), Some("merged"));

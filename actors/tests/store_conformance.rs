@@ -63,6 +63,7 @@ async fn processes_queries(store: &dyn Store) {
         roots_only,
         include_terminal,
         limit,
+        after: None,
     };
     let run = |query| pids(&store.processes(query).expect("reads"));
     assert_eq!(run(q(None, false, true, None)), vec![a.pid, b.pid, a1.pid, a2.pid, a3.pid, a1x.pid, c.pid]);
@@ -73,6 +74,22 @@ async fn processes_queries(store: &dyn Store) {
     assert_eq!(run(q(Some(a.pid), false, false, None)), vec![a1.pid, a3.pid]);
     // `parent` wins over `roots_only`.
     assert_eq!(run(q(Some(a.pid), true, true, None)), vec![a1.pid, a2.pid, a3.pid]);
+    // Page by page: `after` the last pid of a page, `limit` rows each, every row once.
+    for (parent, include_terminal, limit) in
+        [(None, true, 2), (None, false, 2), (None, true, 3), (Some(a.pid), true, 1), (Some(a.pid), false, 1)]
+    {
+        let whole = run(q(parent, false, include_terminal, None));
+        let mut paged = Vec::new();
+        let mut after = None;
+        loop {
+            let page = run(ProcessQuery { after, ..q(parent, false, include_terminal, Some(limit)) });
+            let Some(last) = page.last().copied() else { break };
+            assert!(page.len() <= limit);
+            after = Some(last);
+            paged.extend(page);
+        }
+        assert_eq!(paged, whole, "pages of {limit} (parent {parent:?}, terminal {include_terminal})");
+    }
     assert_eq!(run(q(Some(a1.pid), false, true, None)), vec![a1x.pid]);
     assert_eq!(run(q(Some(a1x.pid), false, true, None)), Vec::<Pid>::new());
     assert_eq!(run(q(Some(a.pid), false, true, Some(2))), vec![a1.pid, a2.pid]);
@@ -282,7 +299,13 @@ impl<'a> Tracked<'a> {
         self.space.check().expect("the planners keep the invariants");
         commit(self.store, vec![Change::Objects(changes)]).await;
         self.commits += 1;
-        assert_eq!(self.store.object_space().expect("reads"), self.space, "after commit {}", self.commits);
+        let n = self.commits;
+        let mut read = self.store.object_space().expect("reads");
+        assert_eq!(read, self.space.resident(), "the resident part after commit {n}");
+        let pids: Vec<Pid> = self.space.processes().map(|(pid, _)| pid).collect();
+        let oids: Vec<Oid> = self.space.objects().map(|o| o.oid).collect();
+        read.adopt(self.store.object_memory_of(&pids, &oids).expect("reads the history"));
+        assert_eq!(read, self.space, "the resident part and the history after commit {n}");
     }
 
     async fn launch(&mut self, approval: ViewApproval) -> ViewPlan {
@@ -322,7 +345,8 @@ impl<'a> Tracked<'a> {
 /// A realistic life of object memory (root view, creates, a read, skills, forks in every mode,
 /// a copy-mode write, a delegation, profile and host objects, exit, wait, merge, the release
 /// at the parent's end, a memory replaced by `PutProcess`): after every commit the store's
-/// `object_space()` equals the space the changes were applied to.
+/// `object_space()` equals the resident part of the space the changes were applied to, and
+/// with the rest read by `object_memory_of`, the whole space.
 async fn object_memory_follows_the_planners(store: &dyn Store) {
     assert_eq!(store.object_space().expect("reads"), ObjectSpace::new(), "empty at first");
     let mut m = Tracked::new(store, 30);
@@ -433,13 +457,19 @@ async fn profile_bindings_and_drops_follow_the_planners(store: &dyn Store) {
     assert_eq!(m.space.holders_of(first.oid).collect::<Vec<_>>(), vec![b]);
 }
 
-/// Memory that no `PutProcess` began (a collection mark alone makes it) has no goal, which
-/// breaks an invariant: the store keeps what it was given and reads it back as `Corrupt`.
+/// Memory that no `PutProcess` began (a collection mark or a context alone makes it) has no
+/// goal, which breaks an invariant: the store keeps what it was given and reads it back as
+/// `Corrupt`, whether it is resident (read at open) or history (read on demand).
 async fn object_memory_breaking_an_invariant_reads_back_as_corrupt(store: &dyn Store) {
     let mut ids = CountingIds::new(33);
-    let stranger = ids.pid();
-    let mark = ObjectChange::MarkCollected { pid: stranger, how: Collection::Released };
+    let (collected, live) = (ids.pid(), ids.pid());
+    let mark = ObjectChange::MarkCollected { pid: collected, how: Collection::Released };
     commit(store, vec![Change::Objects(vec![mark])]).await;
+    assert_eq!(store.object_space().expect("history is not read at open"), ObjectSpace::new());
+    let read = store.object_memory_of(&[collected], &[]);
+    assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
+    let context = ObjectChange::SetContext { pid: live, labels: labels(&["x"]) };
+    commit(store, vec![Change::Objects(vec![context])]).await;
     let read = store.object_space();
     assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
 }
@@ -480,8 +510,10 @@ async fn payloads_round_trip_and_go_with_their_object(store: &dyn Store) {
     assert_eq!(store.payload(a).expect("reads"), None);
     assert_eq!(store.payload_oids().expect("reads"), BTreeSet::from([b, c]));
     let space = store.object_space().expect("reads");
-    assert_eq!(space.object(a).map(|o| o.released), Some(true), "a tombstone stays");
+    assert_eq!(space.object(a), None, "a tombstone nothing live refers to is history");
     assert_eq!(space.object(b).map(|o| o.released), Some(false));
+    let history = store.object_memory_of(&[], &[a]).expect("reads");
+    assert_eq!(history.object(a).map(|o| o.released), Some(true), "a tombstone stays");
 
     // In one change set, order counts: put then release leaves none, release then put one.
     commit(

@@ -459,7 +459,7 @@ async fn children_queries_read_through_the_parent_index() {
     for (include_terminal, roots_only, parent) in
         [(true, false, Some(parent.pid)), (false, false, Some(parent.pid)), (true, true, None)]
     {
-        let query = ProcessQuery { parent, roots_only, include_terminal, limit: Some(10) };
+        let query = ProcessQuery { parent, roots_only, include_terminal, limit: Some(10), after: None };
         let plan = store.processes_plan(query).expect("explains").join("\n");
         assert!(
             plan.contains("USING INDEX processes_parent")
@@ -471,6 +471,22 @@ async fn children_queries_read_through_the_parent_index() {
     let live = ProcessQuery { parent: Some(parent.pid), ..ProcessQuery::default() };
     let plan = store.processes_plan(live).expect("explains").join("\n");
     assert!(plan.contains("processes_live_parent"), "terminal children are not scanned\n{plan}");
+    // The live rows of the whole tree (`ps`, a reopen's recovery) and a page of a listing.
+    let plan = store.processes_plan(ProcessQuery::default()).expect("explains").join("\n");
+    assert!(
+        plan.lines().any(|l| l.ends_with("USING INDEX processes_live")),
+        "terminal rows are not scanned\n{plan}"
+    );
+    assert!(!plan.contains("TEMP B-TREE"), "no sort step\n{plan}");
+    let page = ProcessQuery {
+        include_terminal: true,
+        after: Some(parent.pid),
+        limit: Some(100),
+        ..ProcessQuery::default()
+    };
+    let plan = store.processes_plan(page).expect("explains").join("\n");
+    assert!(plan.contains("(pid>?)"), "a page starts at its key, not at the first row\n{plan}");
+    assert!(!plan.contains("TEMP B-TREE"), "no sort step\n{plan}");
 }
 
 #[tokio::test]
@@ -588,7 +604,12 @@ async fn object_rows_hold_the_documented_encodings() {
     let mut changes = m.commit_set();
     changes.push(Change::PutPayload { oid: notes, envelope: Envelope::json(&serde_json::json!(7)) });
     store.submit(changes).await.expect("commits");
-    assert_eq!(store.object_space(), Ok(m.space));
+    // The released child is history: read on demand, not at open.
+    let mut read = store.object_space().expect("reads");
+    assert_eq!(read, m.space.resident());
+    assert!(read.process(child).is_none());
+    read.adopt(store.object_memory_of(&[child], &[]).expect("reads"));
+    assert_eq!(read, m.space);
 
     let conn = rusqlite::Connection::open(&f.path).expect("opens");
     let (no, yes) = (Value::Integer(0), Value::Integer(1));
@@ -734,7 +755,8 @@ async fn object_rows_that_do_not_decode_read_back_as_corrupt() {
         (format!("UPDATE object_memory SET collection = 'merged' WHERE pid = '{me}'"), &me),
         (format!("DELETE FROM object_roots WHERE oid = '{goal}'"), &goal),
         (format!("UPDATE object_names SET oid = 'nowhere' WHERE pid = '{me}'"), "nowhere"),
-        (format!("UPDATE object_roots SET pid = 'x' WHERE oid = '{goal}'"), "\"x\""),
+        // A root row moved off its memory: that memory lacks its goal root.
+        (format!("UPDATE object_roots SET pid = 'x' WHERE oid = '{goal}'"), &goal),
     ];
     for (damage, named) in &damages {
         conn.execute_batch(damage).expect("damages");
@@ -898,8 +920,22 @@ async fn a_schema_1_file_is_migrated_on_open() {
 
     let store = open(&f.path);
     assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
-    assert_eq!(SCHEMA_VERSION, 5);
+    assert_eq!(SCHEMA_VERSION, 6);
     assert_eq!(message_indexes(&f.path), full_indexes, "the same indexes as a new file");
+    let conn = rusqlite::Connection::open(&f.path).expect("opens");
+    for index in
+        ["processes_live", "object_memory_uncollected", "object_meta_unreleased", "object_meta_owner"]
+    {
+        let found: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?1",
+                [index],
+                |r| r.get(0),
+            )
+            .expect("reads the schema");
+        assert_eq!(found, 1, "schema 6 adds {index}");
+    }
+    drop(conn);
     assert!(!has_table(&f.path, "objects"));
     assert_eq!(store.object_space(), Ok(ObjectSpace::new()));
     assert_eq!(store.process(kept.pid), Ok(Some(kept.clone())));
@@ -1025,7 +1061,8 @@ async fn a_schema_2_file_with_results_is_migrated_on_open() {
     drop(store);
     let store = open(&f.path);
     assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
-    let space = store.object_space().expect("reads");
+    assert_eq!(store.object_space().expect("reads").object(answered.0), None, "history, not read at open");
+    let space = store.object_memory_of(&[], &[answered.0]).expect("reads");
     assert_eq!(space.object(answered.0).map(|o| o.released), Some(true));
     assert_eq!(store.payload_oids(), Ok(BTreeSet::new()));
 }

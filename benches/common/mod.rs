@@ -105,6 +105,14 @@ pub async fn wait(rt: &Runtime, parent: Pid, child: Pid) {
     }
 }
 
+/// Merges, as `parent`, the memory of its terminal `child`.
+pub async fn merge(rt: &Runtime, parent: Pid, child: Pid) {
+    match rt.call_as(parent, Call::Merge { child_pid: child, include_child_created: false }).await {
+        Ok(CallOk::Merged(_)) => {}
+        other => panic!("merge failed: {other:?}"),
+    }
+}
+
 /// Resident set size of this process in bytes, from /proc.
 pub fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();

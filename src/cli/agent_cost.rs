@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// A named agent object's payload, if `pid` binds one.
 fn agent_object(rt: &Runtime, pid: Pid, name: &str) -> Option<Value> {
-    let oid = rt.object_space().process(pid).and_then(|m| m.namespace.get(name).copied())?;
+    let oid = rt.named(pid, name)?;
     rt.payload(oid).ok().flatten()
 }
 

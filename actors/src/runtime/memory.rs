@@ -68,6 +68,28 @@ impl Memory {
         f(&self.space.lock())
     }
 
+    /// Brings into the space what it lacks of the memory of `pids` and of the objects `oids`,
+    /// read from the store: the history a reopen leaves there (collected memories, the
+    /// released objects they owned; see `Store::object_space`), checked as it is read. Call
+    /// it before reading or planning against a process or object that may be such history
+    /// (one named by a caller, not one the caller holds). The store is read without the lock;
+    /// what the space gained meanwhile is kept ([`ObjectSpace::adopt`]).
+    pub(crate) fn ensure(&self, store: &dyn Store, pids: &[Pid], oids: &[Oid]) -> Result<(), ToolError> {
+        let (pids, oids): (Vec<Pid>, Vec<Oid>) = {
+            let space = self.space.lock();
+            (
+                pids.iter().copied().filter(|pid| space.process(*pid).is_none()).collect(),
+                oids.iter().copied().filter(|oid| space.object(*oid).is_none()).collect(),
+            )
+        };
+        if pids.is_empty() && oids.is_empty() {
+            return Ok(());
+        }
+        let loaded = store.object_memory_of(&pids, &oids).map_err(|e| ToolError::store(&e))?;
+        self.space.lock().adopt(loaded);
+        Ok(())
+    }
+
     /// Opens a stage: the lock under which a plan is made, applied and submitted.
     fn stage(&self) -> Result<Stage<'_>, ToolError> {
         if let Some(cause) = self.poisoned.lock().clone() {

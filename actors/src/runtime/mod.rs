@@ -558,8 +558,10 @@ impl Runtime {
         Ok(self.shared.store.grants_of(pid)?)
     }
 
-    /// An object's metadata (released objects stay as tombstones).
+    /// An object's metadata (released objects stay as tombstones). A store fault while reading
+    /// one from the history a reopen left in the store is logged and reads as `None`.
     pub fn object(&self, oid: Oid) -> Option<ObjectMeta> {
+        self.ensure_history(&[], &[oid]);
         self.shared.memory.read(|space| space.object(oid).cloned())
     }
 
@@ -573,13 +575,28 @@ impl Runtime {
         }
     }
 
-    /// A process's object memory: roots, handles, owned objects, context, skills.
+    /// A process's object memory: roots, handles, owned objects, context, skills, collected
+    /// or not. A store fault while reading a collected memory from the history a reopen left in
+    /// the store is logged and reads as `None`.
     pub fn memory(&self, pid: Pid) -> Option<MemoryReport> {
+        self.ensure_history(&[pid], &[]);
         self.shared.memory.read(|space| MemoryReport::of(space, pid))
     }
 
-    /// A copy of all object memory as this runtime holds it (for tests and tools that check
-    /// invariants; it costs a copy of the whole space).
+    /// The object `pid` binds to `name` in its namespace (a collected memory names nothing).
+    pub fn named(&self, pid: Pid, name: &str) -> Option<Oid> {
+        self.shared.memory.read(|space| space.process(pid).and_then(|m| m.namespace.get(name).copied()))
+    }
+
+    fn ensure_history(&self, pids: &[Pid], oids: &[Oid]) {
+        if let Err(e) = self.shared.memory.ensure(self.shared.store.as_ref(), pids, oids) {
+            tracing::error!(?pids, ?oids, error = %e.message, "failed to read object memory from the store");
+        }
+    }
+
+    /// A copy of the object memory this runtime holds (for tests and tools that check
+    /// invariants; it costs a copy of the whole space). After a reopen that is the resident
+    /// part ([`Store::object_space`]) and whatever was read since.
     pub fn object_space(&self) -> ObjectSpace {
         self.shared.memory.read(ObjectSpace::clone)
     }

@@ -45,16 +45,26 @@ pub(crate) async fn recover(
     store: &dyn Store,
     memory: &Memory,
 ) -> Result<(Vec<ProcessRow>, RecoveryReport), StoreError> {
-    let mut all = store.processes(ProcessQuery { include_terminal: true, ..ProcessQuery::default() })?;
+    // The live rows only (an index holds them), so a reopen costs what is live, not the
+    // history: a terminal row is read only as the parent of a live one.
+    let mut all = store.processes(ProcessQuery::default())?;
     // Parents before children, and each decision recorded in `status`, so that a row whose
     // parent ends here (failed closed, or killed as an orphan) ends too: no live row is left
     // under a terminal parent, where no actor would ever run it.
     all.sort_by_key(|r| r.depth);
     let mut status: HashMap<Pid, Status> = all.iter().map(|r| (r.pid, r.status)).collect();
+    let parents: Vec<Pid> = all.iter().filter_map(|r| r.parent).collect();
+    for parent in parents {
+        if !status.contains_key(&parent)
+            && let Some(row) = store.process(parent)?
+        {
+            status.insert(parent, row.status);
+        }
+    }
     let mut report = RecoveryReport::default();
     let mut live = Vec::new();
     let mut ended = Vec::new();
-    for mut row in all.into_iter().filter(|r| !r.status.is_terminal()) {
+    for mut row in all {
         let orphaned = row.parent.is_some_and(|p| status.get(&p).is_none_or(|s| s.is_terminal()));
         let event = if orphaned {
             report.orphans_killed.push(row.pid);

@@ -207,6 +207,7 @@ impl Store for MemoryStore {
                 None => !query.roots_only || r.parent.is_none(),
             })
             .filter(|r| query.include_terminal || !r.status.is_terminal())
+            .filter(|r| query.after.is_none_or(|after| r.pid > after))
             .take(query.limit.unwrap_or(usize::MAX))
             .cloned()
             .collect();
@@ -218,6 +219,13 @@ impl Store for MemoryStore {
     }
 
     fn object_space(&self) -> Result<ObjectSpace, StoreError> {
+        let space = self.state.lock().objects.resident();
+        space.check().map_err(|v| StoreError::Corrupt(v.to_string()))?;
+        Ok(space)
+    }
+
+    /// The whole space, which holds at least what was asked for.
+    fn object_memory_of(&self, _pids: &[Pid], _oids: &[Oid]) -> Result<ObjectSpace, StoreError> {
         let space = self.state.lock().objects.clone();
         space.check().map_err(|v| StoreError::Corrupt(v.to_string()))?;
         Ok(space)

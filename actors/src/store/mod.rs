@@ -37,7 +37,7 @@ use std::task::{Context, Poll};
 
 /// The schema version this build writes and understands; older files are migrated to it on
 /// open (the version log is in `docs/storage-format.md`).
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// One durable change. A change set (`Vec<Change>`) commits atomically or not at all.
 #[derive(Clone, Debug, PartialEq)]
@@ -271,6 +271,10 @@ pub struct ProcessQuery {
     pub include_terminal: bool,
     /// At most this many rows (in pid order, i.e. creation order); `None` for all.
     pub limit: Option<usize>,
+    /// Only rows whose pid comes after this one: with `limit`, the next page of a listing
+    /// read page by page (pass the last pid of the previous page), so a reader of the whole
+    /// history holds one page at a time.
+    pub after: Option<Pid>,
 }
 
 /// The durable store of kernel state.
@@ -296,11 +300,20 @@ pub trait Store: Send + Sync + 'static {
     /// Every grant held by one process, live and revoked.
     fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError>;
 
-    /// All object memory as committed: every object's metadata (released ones as tombstones),
-    /// handles, namespaces, roots, clearances, contexts, skill snapshots and collection marks.
-    /// A reopening runtime reads it once. The value passes [`ObjectSpace::check`] or the read
-    /// fails with [`StoreError::Corrupt`].
+    /// The resident part of object memory as committed: every memory not yet collected (its
+    /// namespace, roots, clearance, context, skill snapshot and the objects it owns, released
+    /// ones as tombstones), every unreleased object, every handle, and every object those refer
+    /// to. What is left out is history nothing live refers to: collected memories and the
+    /// released objects they owned, read on demand with [`Store::object_memory_of`]. A
+    /// reopening runtime reads it once, so a reopen costs what is live, not what ever ran. The
+    /// value passes [`ObjectSpace::check`] or the read fails with [`StoreError::Corrupt`].
     fn object_space(&self) -> Result<ObjectSpace, StoreError>;
+
+    /// A space holding at least the memory of `pids` (collected or not: memory rows, names,
+    /// roots, handles and owned objects) and the objects `oids`, with every object those refer
+    /// to; unknown ones are simply absent. It passes [`ObjectSpace::check`] or the read fails
+    /// with [`StoreError::Corrupt`].
+    fn object_memory_of(&self, pids: &[Pid], oids: &[Oid]) -> Result<ObjectSpace, StoreError>;
 
     /// One object's durable payload, if one was stored (and the object is not released).
     fn payload(&self, oid: Oid) -> Result<Option<Envelope>, StoreError>;

@@ -79,6 +79,9 @@ impl Store for Interposed {
     fn object_space(&self) -> Result<ObjectSpace, StoreError> {
         self.inner.object_space()
     }
+    fn object_memory_of(&self, pids: &[Pid], oids: &[Oid]) -> Result<ObjectSpace, StoreError> {
+        self.inner.object_memory_of(pids, oids)
+    }
     fn payload(&self, oid: Oid) -> Result<Option<Envelope>, StoreError> {
         let read = self.inner.payload(oid);
         let hook = {

@@ -661,7 +661,7 @@ pub(super) fn native_outcome(
 
 /// Usage over a native seat's subtree, from its root's cost record.
 fn subtree_usage(rt: &Runtime, pid: Pid) -> Usage {
-    let Some(oid) = rt.object_space().process(pid).and_then(|m| m.namespace.get(COST_OBJECT).copied()) else {
+    let Some(oid) = rt.named(pid, COST_OBJECT) else {
         return Usage::default();
     };
     let cost = rt.payload(oid).ok().flatten().unwrap_or(Value::Null);

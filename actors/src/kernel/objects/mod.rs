@@ -34,6 +34,7 @@ pub mod error;
 pub mod flow;
 pub mod merge;
 pub mod model;
+mod resident;
 pub mod result;
 pub mod skills;
 pub mod space;

@@ -200,6 +200,34 @@ impl ObjectSpace {
         }
     }
 
+    /// Takes from `other` (memory read back from the store on demand, see
+    /// `Store::object_memory_of`) every process memory, object and handle this space lacks,
+    /// with their indexes. What this space holds already stays as it is: it is as new as the
+    /// store or newer (its changes reach the store after they are applied here).
+    pub fn adopt(&mut self, other: ObjectSpace) {
+        for (pid, memory) in other.processes {
+            if self.processes.contains_key(&pid) {
+                continue;
+            }
+            for (name, oid) in &memory.namespace {
+                self.names_by_oid.entry((pid, *oid)).or_default().insert(name.clone());
+            }
+            self.processes.insert(pid, memory);
+        }
+        for (oid, meta) in other.objects {
+            if !self.objects.contains_key(&oid) {
+                self.by_owner.entry(meta.owner.clone()).or_default().insert(oid);
+                self.objects.insert(oid, meta);
+            }
+        }
+        for (key, handle) in other.handles {
+            if !self.handles.contains_key(&key) {
+                self.holders.entry(handle.oid).or_default().insert(handle.holder);
+                self.handles.insert(key, handle);
+            }
+        }
+    }
+
     /// Takes back a launch view whose commit was refused: removes `pid`'s memory, the objects
     /// it owns and the handles it holds, in memory only (the store never had them). Valid only
     /// while nothing else refers to them, which holds for a view whose launch was never

@@ -66,6 +66,7 @@ impl ProcessActor {
         target: ObjectTarget,
     ) -> Result<CallOk, ToolError> {
         let me = state.pid();
+        super::objects::ensure_target(&self.shared, &target)?;
         let dropped = self
             .shared
             .memory

@@ -334,6 +334,8 @@ impl ProcessActor {
     /// A wait on a terminal child: grants the result handle (one commit) and answers.
     async fn ready_wait(&self, state: &ProcessState, child: &ProcessRow) -> Result<CallOk, ToolError> {
         let me = state.pid();
+        // A child merged before a reopen has its memory in the store only.
+        self.shared.memory.ensure(self.shared.store.as_ref(), &[child.pid], &[])?;
         let result = self
             .shared
             .memory

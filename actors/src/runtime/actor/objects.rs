@@ -58,6 +58,7 @@ impl ProcessActor {
     ) -> Result<CallOk, ToolError> {
         let me = state.pid();
         let memory = &self.shared.memory;
+        ensure_target(&self.shared, &target)?;
         let (oid, kind) = memory.read(|space| {
             let oid = resolve(space, me, &target)?;
             space.plan_read(me, oid)?;
@@ -109,6 +110,7 @@ impl ProcessActor {
         check_payload_size("the payload", &payload, limits::OBJECT_BYTES_MAX)?;
         let me = state.pid();
         let memory = &self.shared.memory;
+        ensure_target(&self.shared, &target)?;
         let (oid, labels, durable) = memory
             .commit(self.shared.store.as_ref(), |stage| {
                 let oid = resolve(stage.space(), me, &target)?;
@@ -133,6 +135,7 @@ impl ProcessActor {
     ) -> Result<CallOk, ToolError> {
         let me = state.pid();
         let memory = &self.shared.memory;
+        ensure_target(&self.shared, &target)?;
         let (oid, labels) = memory
             .commit(self.shared.store.as_ref(), |stage| {
                 let space = stage.space();
@@ -172,6 +175,7 @@ impl ProcessActor {
             return Err(ToolError::terminal(to, child.status));
         }
         let me = state.pid();
+        ensure_target(&self.shared, &target)?;
         let (oid, rights) = self
             .shared
             .memory
@@ -261,6 +265,8 @@ impl ProcessActor {
             ));
         }
         let me = state.pid();
+        // A child merged before a reopen has its memory in the store only.
+        self.shared.memory.ensure(self.shared.store.as_ref(), &[child_pid], &[])?;
         let plan = self
             .shared
             .memory
@@ -309,6 +315,18 @@ pub(crate) fn release_children(stage: &mut Stage<'_>, parent: Pid, children: &[P
     // A process without memory (written by an older build) has nothing to release.
     if let Ok(plan) = stage.space().release_unmerged_children(parent, children) {
         stage.apply(plan.changes);
+    }
+}
+
+/// Brings into memory the object a target names by OID, which may be history a reopen left in
+/// the store (see `Memory::ensure`); a name is the caller's own, and so already in memory.
+pub(super) fn ensure_target(
+    shared: &crate::runtime::shared::Shared,
+    target: &ObjectTarget,
+) -> Result<(), ToolError> {
+    match target {
+        ObjectTarget::Oid(oid) => shared.memory.ensure(shared.store.as_ref(), &[], &[*oid]),
+        ObjectTarget::Name(_) => Ok(()),
     }
 }
 

@@ -323,6 +323,10 @@ impl Store for PostgresStore {
         self.with(|db| q::object_space(db))
     }
 
+    fn object_memory_of(&self, pids: &[Pid], oids: &[Oid]) -> Result<ObjectSpace, StoreError> {
+        self.with(|db| q::object_memory_of(db, pids, oids))
+    }
+
     fn payload(&self, oid: Oid) -> Result<Option<Envelope>, StoreError> {
         self.with(|db| q::payload(db, oid))
     }

@@ -1,6 +1,6 @@
 //! The PostgreSQL schema, its version check and migrations, and how connections are opened.
 //!
-//! The tables and columns are SQLite's (schema 5), in PostgreSQL's types: `BIGINT` for
+//! The tables, columns and indexes are SQLite's (schema 6), in PostgreSQL's types: `BIGINT` for
 //! integers and flags, `BYTEA` for envelopes, `TEXT` for ids, words and JSON (which escapes
 //! control characters). Free text a caller chose (a goal, a message body, a channel, a name, a
 //! key) may hold NUL, which PostgreSQL's `TEXT` refuses, so it is `BYTEA` holding UTF-8. Ids are lowercase
@@ -10,9 +10,10 @@
 
 use super::db::PgDb;
 use crate::store::StoreError;
+use crate::store::sql::read::RESIDENT_INDEXES;
 
 /// The PostgreSQL schema version this build writes and understands.
-pub(super) const PG_SCHEMA_VERSION: i64 = 2;
+pub(super) const PG_SCHEMA_VERSION: i64 = 3;
 
 /// The tables and indexes of PostgreSQL schema version 1.
 const SCHEMA_V1: &str = "
@@ -152,10 +153,14 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 ";
 
+/// Version 3: the indexes of SQLite's schema 6, so that a reopen and every read-only view read
+/// what is live without scanning the history.
+const SCHEMA_V3: &str = RESIDENT_INDEXES;
+
 /// The migration steps: `MIGRATIONS[i]` takes a database from version `i` to `i + 1`
 /// (version 0 being one without the store's tables). Sized by [`PG_SCHEMA_VERSION`], so
 /// bumping the version without adding its step does not compile.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 
 /// The advisory lock that serialises schema changes between openers of one database.
 const SCHEMA_LOCK: i64 = 0x6167_656e_7476_0001;

@@ -411,6 +411,11 @@ pub(in crate::store) struct RawObjectMeta {
 }
 
 impl RawObjectMeta {
+    /// The object, as stored.
+    pub(in crate::store) fn oid(&self) -> &str {
+        &self.oid
+    }
+
     /// Reads the [`OBJECT_META_COLUMNS`] of one result row.
     pub(in crate::store) fn read(r: &dyn Row) -> Result<RawObjectMeta, DbError> {
         Ok(RawObjectMeta {
@@ -469,6 +474,11 @@ pub(in crate::store) struct RawHandle {
 }
 
 impl RawHandle {
+    /// The object, as stored.
+    pub(in crate::store) fn oid(&self) -> &str {
+        &self.oid
+    }
+
     /// Reads the [`HANDLE_COLUMNS`] of one result row.
     pub(in crate::store) fn read(r: &dyn Row) -> Result<RawHandle, DbError> {
         Ok(RawHandle { holder: r.text(0)?, oid: r.text(1)?, rights: r.int(2)?, ephemeral: r.int(3)? })
@@ -512,6 +522,16 @@ pub(in crate::store) struct RawMemory {
 }
 
 impl RawMemory {
+    /// The process, as stored.
+    pub(in crate::store) fn pid(&self) -> &str {
+        &self.pid
+    }
+
+    /// The goal object, as stored.
+    pub(in crate::store) fn goal(&self) -> Option<&str> {
+        self.goal.as_deref()
+    }
+
     /// Reads the [`MEMORY_COLUMNS`] of one result row.
     pub(in crate::store) fn read(r: &dyn Row) -> Result<RawMemory, DbError> {
         Ok(RawMemory {

@@ -16,9 +16,41 @@ use crate::kernel::process::ProcessRow;
 use crate::store::{CallKey, Envelope, ProcessQuery, StoreError};
 use std::collections::BTreeSet;
 
-/// The `WHERE` term that selects non-terminal rows. Queries must spell it exactly like the
-/// partial index `processes_live_parent` does, or the planner cannot use that index.
-pub(in crate::store) const LIVE_STATUS: &str = "status NOT IN ('exited', 'failed', 'killed')";
+/// The predicates of the partial indexes, as literals so that [`RESIDENT_INDEXES`] and the
+/// queries are built from one spelling: a planner uses a partial index only for a query whose
+/// term matches the index's predicate.
+macro_rules! live_status {
+    () => {
+        "status NOT IN ('exited', 'failed', 'killed')"
+    };
+}
+macro_rules! uncollected {
+    () => {
+        "collection IS NULL"
+    };
+}
+macro_rules! unreleased {
+    () => {
+        "released = 0"
+    };
+}
+
+/// The `WHERE` term that selects non-terminal rows (`processes_live_parent`, `processes_live`).
+pub(in crate::store) const LIVE_STATUS: &str = live_status!();
+
+/// The indexes that let a reopen and every read-only view read what is live without scanning
+/// the history: live process rows by pid (`ps`, recovery), memory not yet collected,
+/// unreleased objects, and objects by owner (the resident object memory and the memory of one
+/// process read on demand). SQLite's schema 6 and PostgreSQL's schema 3.
+pub(in crate::store) const RESIDENT_INDEXES: &str = concat!(
+    "CREATE INDEX IF NOT EXISTS processes_live ON processes (pid) WHERE ",
+    live_status!(),
+    ";\nCREATE INDEX IF NOT EXISTS object_memory_uncollected ON object_memory (pid) WHERE ",
+    uncollected!(),
+    ";\nCREATE INDEX IF NOT EXISTS object_meta_unreleased ON object_meta (oid) WHERE ",
+    unreleased!(),
+    ";\nCREATE INDEX IF NOT EXISTS object_meta_owner ON object_meta (owner_ref);\n",
+);
 
 /// One process row, read with `columns` (the `processes` columns this schema has).
 pub(in crate::store) fn process(
@@ -38,9 +70,9 @@ pub(in crate::store) fn processes(
     columns: &str,
     query: ProcessQuery,
 ) -> Result<Vec<ProcessRow>, StoreError> {
-    let (sql, parent) = processes_sql(query, columns);
-    let parent: Vec<Param<'_>> = parent.iter().map(Param::from).collect();
-    let raws = select(db, &sql, &parent, RawProcess::read).map_err(DbError::into_read)?;
+    let (sql, keys) = processes_sql(query, columns);
+    let keys: Vec<Param<'_>> = keys.iter().map(Param::from).collect();
+    let raws = select(db, &sql, &keys, RawProcess::read).map_err(DbError::into_read)?;
     raws.into_iter().map(RawProcess::decode).collect()
 }
 
@@ -52,12 +84,32 @@ pub(in crate::store) fn grants_of(db: &mut dyn Db, holder: Pid) -> Result<Vec<Gr
     raws.into_iter().map(RawGrant::decode).collect()
 }
 
-/// All object memory: every table read in one read transaction (one snapshot), replayed into
-/// a space (see [`ObjectRows::into_space`]), then checked. A row that does not decode, or a
-/// space that breaks an invariant, is [`StoreError::Corrupt`].
+/// The resident part of object memory, read in one read transaction (one snapshot), replayed
+/// into a space (see [`ObjectRows::into_space`]), then checked: every memory not yet collected
+/// (with its names, roots and the objects it owns, released ones included), every unreleased
+/// object, every handle, and every object those refer to. A collected memory and the released
+/// objects only it owned are history: nothing live refers to them (a collected memory holds no
+/// handle, and what it owned is released), so they are left in the store and read by
+/// [`object_memory_of`] when something asks for them. A row that does not decode, or a space
+/// that breaks an invariant, is [`StoreError::Corrupt`].
 pub(in crate::store) fn object_space(db: &mut dyn Db) -> Result<ObjectSpace, StoreError> {
-    let rows = in_snapshot(db, ObjectRows::read).map_err(DbError::into_read)?;
-    let space = rows.into_space()?;
+    let rows = in_snapshot(db, ObjectRows::read_resident).map_err(DbError::into_read)?;
+    checked(rows.into_space()?)
+}
+
+/// The memory of `pids` (their memory rows, names, roots, handles and the objects they own)
+/// and the objects `oids`, with every object those refer to, as a space of its own, checked:
+/// what [`object_space`] leaves in the store, read when it is asked for.
+pub(in crate::store) fn object_memory_of(
+    db: &mut dyn Db,
+    pids: &[Pid],
+    oids: &[Oid],
+) -> Result<ObjectSpace, StoreError> {
+    let rows = in_snapshot(db, |db| ObjectRows::read_of(db, pids, oids)).map_err(DbError::into_read)?;
+    checked(rows.into_space()?)
+}
+
+fn checked(space: ObjectSpace) -> Result<ObjectSpace, StoreError> {
     space.check().map_err(|v| StoreError::Corrupt(format!("object memory read back: {v}")))?;
     Ok(space)
 }
@@ -388,7 +440,30 @@ fn select_all<T>(
     select(db, sql, &[], read)
 }
 
-/// Every row of object memory, read in one snapshot, before decoding.
+/// Every row of `head IN (keys…) tail`, the keys bound in batches of [`IN_BATCH`] (one
+/// statement per batch; none without keys).
+fn select_in<T>(
+    db: &mut dyn Db,
+    head: &str,
+    keys: &[String],
+    tail: &str,
+    mut read: impl FnMut(&dyn Row) -> Result<T, DbError>,
+) -> Result<Vec<T>, DbError> {
+    let mut out = Vec::new();
+    for batch in keys.chunks(IN_BATCH) {
+        let marks: Vec<String> = (1..=batch.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!("{head} IN ({}){tail}", marks.join(", "));
+        let params: Vec<Param<'_>> = batch.iter().map(Param::from).collect();
+        out.extend(select(db, &sql, &params, &mut read)?);
+    }
+    Ok(out)
+}
+
+/// Keys bound per statement by [`select_in`]: under SQLite's default limit of 32,766
+/// parameters and PostgreSQL's of 65,535, and few statements for thousands of keys.
+const IN_BATCH: usize = 500;
+
+/// Rows of object memory, read in one snapshot, before decoding.
 struct ObjectRows {
     memory: Vec<RawMemory>,
     objects: Vec<RawObjectMeta>,
@@ -398,25 +473,112 @@ struct ObjectRows {
 }
 
 impl ObjectRows {
-    /// Reads every table (the caller holds the read transaction).
-    fn read(db: &mut dyn Db) -> Result<ObjectRows, DbError> {
-        Ok(ObjectRows {
-            memory: select_all(db, &format!("SELECT {MEMORY_COLUMNS} FROM object_memory"), RawMemory::read)?,
+    /// Reads the resident rows (the caller holds the read transaction); see [`object_space`].
+    fn read_resident(db: &mut dyn Db) -> Result<ObjectRows, DbError> {
+        let memory = select_all(
+            db,
+            &format!("SELECT {MEMORY_COLUMNS} FROM object_memory WHERE {}", uncollected!()),
+            RawMemory::read,
+        )?;
+        let mut rows = ObjectRows {
+            memory: Vec::new(),
             objects: select_all(
                 db,
-                &format!("SELECT {OBJECT_META_COLUMNS} FROM object_meta"),
+                &format!("SELECT {OBJECT_META_COLUMNS} FROM object_meta WHERE {}", unreleased!()),
                 RawObjectMeta::read,
             )?,
-            names: select_all(db, "SELECT pid, name, oid FROM object_names", |r| {
-                Ok((r.text(0)?, r.text(1)?, r.text(2)?))
-            })?,
-            roots: select_all(db, "SELECT pid, oid FROM object_roots", |r| Ok((r.text(0)?, r.text(1)?)))?,
+            names: Vec::new(),
+            roots: Vec::new(),
             handles: select_all(
                 db,
                 &format!("SELECT {HANDLE_COLUMNS} FROM object_handles"),
                 RawHandle::read,
             )?,
-        })
+        };
+        // Unreleased objects are read above; what the memories own beyond them is released.
+        rows.add_memory(db, memory, " AND released = 1")?;
+        rows.add_referenced(db)?;
+        Ok(rows)
+    }
+
+    /// Reads the rows of `pids` and `oids` (the caller holds the read transaction); see
+    /// [`object_memory_of`].
+    fn read_of(db: &mut dyn Db, pids: &[Pid], oids: &[Oid]) -> Result<ObjectRows, DbError> {
+        let pids: Vec<String> = pids.iter().map(Pid::to_string).collect();
+        let oids: Vec<String> = oids.iter().map(Oid::to_string).collect();
+        let memory = select_in(
+            db,
+            &format!("SELECT {MEMORY_COLUMNS} FROM object_memory WHERE pid"),
+            &pids,
+            "",
+            RawMemory::read,
+        )?;
+        let mut rows = ObjectRows {
+            memory: Vec::new(),
+            objects: select_in(
+                db,
+                &format!("SELECT {OBJECT_META_COLUMNS} FROM object_meta WHERE oid"),
+                &oids,
+                "",
+                RawObjectMeta::read,
+            )?,
+            names: Vec::new(),
+            roots: Vec::new(),
+            handles: select_in(
+                db,
+                &format!("SELECT {HANDLE_COLUMNS} FROM object_handles WHERE holder"),
+                &pids,
+                "",
+                RawHandle::read,
+            )?,
+        };
+        rows.add_memory(db, memory, "")?;
+        rows.add_referenced(db)?;
+        Ok(rows)
+    }
+
+    /// Adds `memory` with the names and roots of its processes and the objects they own
+    /// (those matching the extra `owned` term).
+    fn add_memory(&mut self, db: &mut dyn Db, memory: Vec<RawMemory>, owned: &str) -> Result<(), DbError> {
+        let pids: Vec<String> = memory.iter().map(|m| m.pid().to_string()).collect();
+        self.names.extend(select_in(
+            db,
+            "SELECT pid, name, oid FROM object_names WHERE pid",
+            &pids,
+            "",
+            |r| Ok((r.text(0)?, r.text(1)?, r.text(2)?)),
+        )?);
+        self.roots.extend(select_in(db, "SELECT pid, oid FROM object_roots WHERE pid", &pids, "", |r| {
+            Ok((r.text(0)?, r.text(1)?))
+        })?);
+        self.objects.extend(select_in(
+            db,
+            &format!("SELECT {OBJECT_META_COLUMNS} FROM object_meta WHERE owner_ref"),
+            &pids,
+            owned,
+            RawObjectMeta::read,
+        )?);
+        self.memory.extend(memory);
+        Ok(())
+    }
+
+    /// Adds every object a goal, root, name or handle read so far refers to and the objects
+    /// read do not hold (a released object a live memory still names, say).
+    fn add_referenced(&mut self, db: &mut dyn Db) -> Result<(), DbError> {
+        let read: BTreeSet<&str> = self.objects.iter().map(RawObjectMeta::oid).collect();
+        let referenced = self.memory.iter().filter_map(RawMemory::goal);
+        let referenced = referenced.chain(self.names.iter().map(|(_, _, oid)| oid.as_str()));
+        let referenced = referenced.chain(self.roots.iter().map(|(_, oid)| oid.as_str()));
+        let referenced = referenced.chain(self.handles.iter().map(RawHandle::oid));
+        let missing: BTreeSet<&str> = referenced.filter(|oid| !read.contains(oid)).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let missing: Vec<String> = missing.into_iter().map(str::to_string).collect();
+        let sql = format!("SELECT {OBJECT_META_COLUMNS} FROM object_meta WHERE oid");
+        let found = select_in(db, &sql, &missing, "", RawObjectMeta::read)?;
+        self.objects.extend(found);
+        Ok(())
     }
 
     /// Decodes the rows and replays them as the changes that would have written them, so the
@@ -476,20 +638,25 @@ fn memory_changes(memory: Vec<StoredMemory>) -> Vec<ObjectChange> {
     contexts.into_iter().chain(skills).chain(marks).collect()
 }
 
-/// The SQL of a process query and its parent parameter, if any. Children of one parent are
-/// read through `processes_parent (parent, pid)`, or the partial index `processes_live_parent`
-/// when terminal rows are excluded, so such a query costs what it returns.
-pub(in crate::store) fn processes_sql(query: ProcessQuery, columns: &str) -> (String, Option<String>) {
-    let mut terms: Vec<&str> = Vec::new();
-    let mut parent = None;
+/// The SQL of a process query and its parameters (the parent, then the pid to start after).
+/// Children of one parent are read through `processes_parent (parent, pid)`, or the partial
+/// index `processes_live_parent` when terminal rows are excluded, and the live rows of the
+/// whole tree through `processes_live (pid)`, so such a query costs what it returns.
+pub(in crate::store) fn processes_sql(query: ProcessQuery, columns: &str) -> (String, Vec<String>) {
+    let mut terms: Vec<String> = Vec::new();
+    let mut keys = Vec::new();
     if let Some(p) = query.parent {
-        terms.push("parent = ?1");
-        parent = Some(p.to_string());
+        keys.push(p.to_string());
+        terms.push(format!("parent = ?{}", keys.len()));
     } else if query.roots_only {
-        terms.push("parent IS NULL");
+        terms.push("parent IS NULL".to_string());
+    }
+    if let Some(after) = query.after {
+        keys.push(after.to_string());
+        terms.push(format!("pid > ?{}", keys.len()));
     }
     if !query.include_terminal {
-        terms.push(LIVE_STATUS);
+        terms.push(LIVE_STATUS.to_string());
     }
     let mut sql = format!("SELECT {columns} FROM processes");
     if !terms.is_empty() {
@@ -502,5 +669,5 @@ pub(in crate::store) fn processes_sql(query: ProcessQuery, columns: &str) -> (St
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         sql.push_str(&format!(" LIMIT {limit}"));
     }
-    (sql, parent)
+    (sql, keys)
 }

@@ -217,6 +217,10 @@ impl Store for SqliteStore {
         self.readers.object_space()
     }
 
+    fn object_memory_of(&self, pids: &[Pid], oids: &[Oid]) -> Result<ObjectSpace, StoreError> {
+        self.readers.object_memory_of(pids, oids)
+    }
+
     fn payload(&self, oid: Oid) -> Result<Option<Envelope>, StoreError> {
         self.readers.payload(oid)
     }

@@ -137,9 +137,9 @@ impl ReadPool {
     /// SQLite's plan for a process query, one line per step (`EXPLAIN QUERY PLAN`).
     pub(super) fn processes_plan(&self, query: ProcessQuery) -> Result<Vec<String>, StoreError> {
         self.with(|conn| {
-            let (sql, parent) = q::processes_sql(query, self.process_columns(conn)?);
-            let parent: Vec<Cell> = parent.into_iter().map(Cell::Text).collect();
-            plan(conn, &[(sql, parent)])
+            let (sql, keys) = q::processes_sql(query, self.process_columns(conn)?);
+            let keys: Vec<Cell> = keys.into_iter().map(Cell::Text).collect();
+            plan(conn, &[(sql, keys)])
         })
     }
 
@@ -148,13 +148,23 @@ impl ReadPool {
         self.with(|conn| q::grants_of(&mut SqliteDb(conn), holder))
     }
 
-    /// All object memory (see `sql::read::object_space`).
+    /// The resident part of object memory (see `sql::read::object_space`).
     pub(super) fn object_space(&self) -> Result<ObjectSpace, StoreError> {
         self.with(|conn| {
             if !self.object_memory_exists(conn)? {
                 return Ok(ObjectSpace::new());
             }
             q::object_space(&mut SqliteDb(conn))
+        })
+    }
+
+    /// The memory of some processes and objects (see `sql::read::object_memory_of`).
+    pub(super) fn object_memory_of(&self, pids: &[Pid], oids: &[Oid]) -> Result<ObjectSpace, StoreError> {
+        self.with(|conn| {
+            if !self.object_memory_exists(conn)? {
+                return Ok(ObjectSpace::new());
+            }
+            q::object_memory_of(&mut SqliteDb(conn), pids, oids)
         })
     }
 

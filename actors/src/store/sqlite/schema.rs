@@ -3,6 +3,7 @@
 //! Everything SQLite-specific about setup lives here (pragmas, `sqlite_master`, open flags);
 //! the statements elsewhere are portable SQL. `docs/storage-format.md` describes the result.
 
+use crate::store::sql::read::RESIDENT_INDEXES;
 use crate::store::{SCHEMA_VERSION, StoreError};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
@@ -173,12 +174,17 @@ const SCHEMA_V5: &str = "
 ALTER TABLE processes ADD COLUMN restart TEXT NULL;
 ";
 
+/// What schema version 6 adds: the indexes that let a reopen and every read-only view read
+/// what is live without scanning the history, written beside the queries that use them.
+const SCHEMA_V6: &str = RESIDENT_INDEXES;
+
 /// The migration steps: `MIGRATIONS[i]` takes a file from version `i` to version `i + 1`
 /// (version 0 being an empty file). Sized by [`SCHEMA_VERSION`], so bumping the version
 /// without adding its step does not compile. Every step is DDL, plus the statements that carry
 /// rows from a table it replaces into their new home, and runs inside the open transaction
 /// together with the version bump.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] =
+    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6];
 
 fn open_error(path: &Path, message: impl std::fmt::Display) -> StoreError {
     StoreError::Open { path: path.display().to_string(), message: message.to_string() }
