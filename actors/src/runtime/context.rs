@@ -140,6 +140,20 @@ impl ProcessContext {
         }
     }
 
+    /// Several `wait_child_process` calls with `block=false` made together
+    /// ([`Call::WaitGroup`]): the result handles of the ended children are granted in one
+    /// commit, and each answers as it would have alone, in order (a child still running
+    /// answers `ready=false` and is not charged).
+    pub async fn wait_children(
+        &self,
+        children: Vec<Pid>,
+    ) -> Result<Vec<Result<WaitResult, ToolError>>, ToolError> {
+        match self.call(Call::WaitGroup(children)).await? {
+            CallOk::WaitedGroup(answers) => Ok(answers),
+            other => Err(unexpected(other)),
+        }
+    }
+
     /// `signal_child_process`.
     pub async fn signal_child(
         &self,

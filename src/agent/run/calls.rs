@@ -16,7 +16,7 @@ use super::turn::{Declarations, Succession};
 use crate::actors::Pid;
 use crate::actors::kernel::launch::LaunchRequest;
 use crate::actors::kernel::mailbox::MessageKind;
-use crate::actors::runtime::calls::{BatchRule, Call, Launched, SendRequest, ToolError};
+use crate::actors::runtime::calls::{BatchRule, Call, Launched, SendRequest, ToolError, WaitResult};
 use crate::agent::brain::ToolCall;
 use crate::agent::telemetry::{AgentEvent, CallRecord};
 use crate::tools::agent::{SendMessageArgs, SpawnSubagentArgs, WaitForSubagentsArgs};
@@ -427,8 +427,8 @@ impl Agent {
             pids.push(pid);
         }
         let mut results = Vec::with_capacity(pids.len());
-        for pid in pids {
-            let waited = self.ctx.wait_child(pid, true).await?;
+        for waited in self.wait_all(&pids).await? {
+            let pid = waited.child_pid;
             let result = self.collect_subagent(&waited).await;
             let mut entry = json!({
                 "id": pid.to_string(),
@@ -447,6 +447,29 @@ impl Agent {
             results.push(entry);
         }
         Ok(json!({"subagents": results}))
+    }
+
+    /// Waits for every child of `pids`, answered in their order: the children that have ended
+    /// are collected together (one commit for all their result handles), then a blocking wait
+    /// on the first still running, and so again until none is left. Each child's wait is
+    /// charged once, as a blocking wait on each in turn would be.
+    async fn wait_all(&self, pids: &[Pid]) -> Result<Vec<WaitResult>, ToolError> {
+        let mut waited: Vec<Option<WaitResult>> = vec![None; pids.len()];
+        loop {
+            let pending: Vec<usize> = (0..pids.len()).filter(|i| waited[*i].is_none()).collect();
+            let Some(&first) = pending.first() else { break };
+            let answers = self.ctx.wait_children(pending.iter().map(|i| pids[*i]).collect()).await?;
+            for (index, answer) in pending.iter().zip(answers) {
+                let answer = answer?;
+                if answer.ready {
+                    waited[*index] = Some(answer);
+                }
+            }
+            if waited[first].is_none() {
+                waited[first] = Some(self.ctx.wait_child(pids[first], true).await?);
+            }
+        }
+        Ok(waited.into_iter().flatten().collect())
     }
 
     async fn send(&mut self, args: SendMessageArgs, key: &str) -> Result<Value, Dispatch> {

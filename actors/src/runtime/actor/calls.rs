@@ -60,12 +60,12 @@ impl ProcessActor {
             Call::Spawn(request) => self.launch(myself, state, request, None).await,
             Call::SpawnGroup(requests) => {
                 let (answers, exhausted) = self.launch_group(myself, state, requests).await;
-                let notices = Self::take_notices(state, false);
-                let _ = reply.send_with(Ok(CallOk::SpawnedGroup(answers)), notices);
-                if let Some(message) = exhausted {
-                    let event = Event::Fail { kind: FailureKind::BudgetExhausted, message };
-                    self.begin_ending(myself, state, event, None).await;
-                }
+                self.answer_group(myself, state, CallOk::SpawnedGroup(answers), exhausted, reply).await;
+                return;
+            }
+            Call::WaitGroup(children) => {
+                let (answers, exhausted) = self.wait_group(state, children).await;
+                self.answer_group(myself, state, CallOk::WaitedGroup(answers), exhausted, reply).await;
                 return;
             }
             Call::Fork(fork) => {
@@ -161,6 +161,24 @@ impl ProcessActor {
         };
         let notices = Self::take_notices(state, message_call);
         let _ = reply.send_with(result, notices);
+    }
+
+    /// Answers a group of calls, then ends this process if a charge of the group ran out
+    /// (`exhausted` is its message), as an exhausting call does.
+    async fn answer_group(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        answers: CallOk,
+        exhausted: Option<String>,
+        reply: Reply,
+    ) {
+        let notices = Self::take_notices(state, false);
+        let _ = reply.send_with(Ok(answers), notices);
+        if let Some(message) = exhausted {
+            let event = Event::Fail { kind: FailureKind::BudgetExhausted, message };
+            self.begin_ending(myself, state, event, None).await;
+        }
     }
 
     async fn exhaust(

@@ -21,6 +21,7 @@ pub(crate) use objects::{children_of, release_children};
 mod restart;
 pub use restart::SUPERVISION_CHANNEL;
 mod signals;
+mod wait_group;
 
 use super::calls::{Call, CallOk, CallReply, ToolError};
 use super::shared::Shared;

@@ -46,6 +46,13 @@ pub enum Call {
         /// Suspend until it is terminal.
         block: bool,
     },
+    /// Several `wait_child_process` calls with `block=false` made together, so that the result
+    /// handles of the ended children are granted in one commit. Each answers as when made
+    /// alone, in order; a wait that answers (an ended child, or a refusal) is charged a tool
+    /// call, a child still running answers `ready=false` uncharged. A charge that exhausts the
+    /// budget answers `budget_exhausted`, the waits after it answer as calls of an ended
+    /// process. Answered by [`CallOk::WaitedGroup`]; not a tool of its own.
+    WaitGroup(Vec<Pid>),
     /// `signal_child_process`.
     Signal {
         /// The direct child.
@@ -158,7 +165,7 @@ impl Call {
         match self {
             Call::Spawn(_) | Call::SpawnGroup(_) => "spawn_child_process",
             Call::List { .. } => "list_child_processes",
-            Call::Wait { .. } => "wait_child_process",
+            Call::Wait { .. } | Call::WaitGroup(_) => "wait_child_process",
             Call::Signal { .. } => "signal_child_process",
             Call::Exit { .. } => "process_exit",
             Call::Fork(_) => "fork_child_process",
@@ -192,8 +199,10 @@ impl Call {
     pub fn counts_as_tool_call(&self) -> bool {
         !matches!(
             self,
-            // A group is charged one tool call per launch, in order, by its handler.
+            // A group is charged one tool call per launch or answered wait, in order, by its
+            // handler.
             Call::SpawnGroup(_)
+                | Call::WaitGroup(_)
                 | Call::Exit { .. }
                 | Call::Charge(_)
                 | Call::Checkpoint(_)
@@ -212,6 +221,8 @@ pub enum CallOk {
     Spawned(Launched),
     /// From a [`Call::SpawnGroup`]: one answer per launch, in order.
     SpawnedGroup(Vec<Result<Launched, ToolError>>),
+    /// From a [`Call::WaitGroup`]: one answer per wait, in order.
+    WaitedGroup(Vec<Result<WaitResult, ToolError>>),
     /// From `merge_child_memory`.
     Merged(MergeResult),
     /// From `create_object`.
