@@ -6,10 +6,11 @@
 
 mod common;
 
-use agentvisor_actors::kernel::budget::{Budget, ChildShare};
+use agentvisor_actors::kernel::budget::{Budget, ChildShare, Usage};
 use agentvisor_actors::kernel::launch::LaunchRequest;
 use agentvisor_actors::kernel::restart::{RestartPolicy, Strategy, Supervision};
 use agentvisor_actors::kernel::status::{FailureKind, Outcome, Sender, SignalKind};
+use agentvisor_actors::runtime::calls::Call;
 use agentvisor_actors::runtime::clock::ManualClock;
 use agentvisor_actors::runtime::telemetry::KernelEvent;
 use agentvisor_actors::runtime::{RootSpec, Runtime, RuntimeOptions};
@@ -302,4 +303,55 @@ async fn a_restart_the_budget_cannot_cover_is_refused_and_the_parent_is_told() {
     assert_eq!(supervisor.status, Status::Running, "a refusal does not fail the supervisor");
     assert_account_balances(&rt, root);
     rt.shutdown().await.expect("shutdown");
+}
+
+/// Children ending together share their parent's settlement commits; each decision is told
+/// only once the parent's committed row holds that child's spending.
+#[tokio::test]
+async fn children_ending_together_are_settled_before_their_decisions_are_told() {
+    const CHILDREN: usize = 24;
+    const TOKENS: u64 = 10;
+    let script = Script::default();
+    let rt = runtime(&script, Arc::new(ManualClock::new(0))).await;
+    let mut events = rt.subscribe();
+    let root = rt.spawn_root(supervisor_spec(Supervision::DEFAULT, Budget::UNLIMITED)).await.expect("root");
+    let mut pids = Vec::with_capacity(CHILDREN);
+    for i in 0..CHILDREN {
+        let request = LaunchRequest { goal: format!("child {i}"), ..LaunchRequest::default() };
+        let pid = try_spawn(&rt, root, request).await.expect("spawn").pid;
+        let usage = Usage { tokens: TOKENS, ..Usage::default() };
+        rt.call_as(pid, Call::Charge(usage)).await.expect("charge");
+        pids.push(pid);
+    }
+    let rt = Arc::new(rt);
+    let exits: Vec<_> = pids
+        .iter()
+        .map(|pid| {
+            let (rt, pid) = (Arc::clone(&rt), *pid);
+            tokio::spawn(async move { exit(&rt, pid, None).await })
+        })
+        .collect();
+    let mut told = std::collections::HashSet::new();
+    while told.len() < CHILDREN {
+        if let KernelEvent::ChildSupervised { parent, child, decision, .. } =
+            events.recv().await.expect("telemetry")
+            && parent == root
+        {
+            assert_eq!(decision, "not_restarted");
+            assert!(told.insert(child), "{child} is told once");
+            let spent = row(&rt, root).account.children_spent.tokens;
+            assert!(
+                spent >= TOKENS * told.len() as u64,
+                "told of {} children, the committed row holds {spent} tokens of their spending",
+                told.len()
+            );
+        }
+    }
+    for exit in exits {
+        exit.await.expect("an exit answers");
+    }
+    assert_eq!(told, pids.iter().copied().collect());
+    assert_eq!(row(&rt, root).account.children_spent.tokens, TOKENS * CHILDREN as u64);
+    assert_account_balances(&rt, root);
+    Arc::into_inner(rt).expect("the only runtime handle").shutdown().await.expect("shutdown");
 }

@@ -445,6 +445,7 @@ impl ProcessActor {
                 return;
             }
         }
+        self.publish_settled(state);
         if let Some(parent) = state.row.parent
             && let Some(actor) = self.shared.registry.get(&parent)
         {
@@ -483,14 +484,43 @@ impl ProcessActor {
         if waited && state.ending.is_none() {
             // The wait's commit carries the settled account too.
             self.complete_wait(myself, state, &child).await;
-        } else if state.ending.is_none()
-            && let Err(e) = self.persist_row(state).await
-        {
-            tracing::error!(pid = %state.pid(), error = %e, "failed to record a child's settlement");
+        } else if state.ending.is_none() {
+            // Committed by `SettleChildren`, once for every end queued before it: children
+            // ending together (a fan-out) would otherwise wait for one commit each, one after
+            // another, in this actor.
+            if state.settling.is_empty() {
+                let _ = myself.cast(ProcessMsg::SettleChildren);
+            }
+            state.settling.push(child.pid);
+            return;
         }
         self.publish_decision(me, child.pid, decision);
         if state.ending.is_some() && state.live_children.is_empty() {
             self.finish_ending(myself, state).await;
+        }
+    }
+
+    /// Commits the row with the settlements of the children in `state.settling` (unless an
+    /// ending commits it), then publishes their supervision decisions.
+    pub(crate) async fn settle_children(&self, state: &mut ProcessState) {
+        if state.settling.is_empty() {
+            return;
+        }
+        if state.ending.is_none()
+            && !state.row.status.is_terminal()
+            && let Err(e) = self.persist_row(state).await
+        {
+            tracing::error!(pid = %state.pid(), error = %e, "failed to record the settlement of children");
+        }
+        self.publish_settled(state);
+    }
+
+    /// Publishes the supervision decisions of the children settled since the last commit of
+    /// the row (a child that was not restarted), once that commit is made.
+    pub(crate) fn publish_settled(&self, state: &mut ProcessState) {
+        let me = state.pid();
+        for child in std::mem::take(&mut state.settling) {
+            self.publish_decision(me, child, super::restart::Decision::NotRestarted);
         }
     }
 
@@ -511,6 +541,8 @@ impl ProcessActor {
         {
             tracing::error!(pid = %state.pid(), error = %e, "failed to pause a process for shutdown");
         }
+        // Settlements not yet committed by a transition are committed here.
+        self.settle_children(state).await;
         let ended = ToolError::new("runtime_shutdown", "the runtime shut down before the call completed");
         if let Some((_, reply)) = state.pending_wait.take() {
             let _ = reply.send(Err(ended.clone()));

@@ -87,6 +87,9 @@ pub enum ProcessMsg {
     },
     /// A direct child became terminal (its outcome is committed).
     ChildEnded(Box<ProcessRow>),
+    /// Commits the row with the settlements of the children that ended since the last one
+    /// (cast to itself by the first of them, so that the ends already queued share a commit).
+    SettleChildren,
     /// The wall-time budget ran out.
     WallTimeExpired {
         /// Which execution set the timer.
@@ -175,6 +178,10 @@ pub(crate) struct ProcessState {
     pub(crate) held_entry: bool,
     /// A group restart waiting for the siblings it stopped.
     pub(crate) restart_group: Option<Box<restart::RestartGroup>>,
+    /// Children whose ends are settled in the account but not yet committed with the row
+    /// (see [`ProcessMsg::SettleChildren`]); their supervision decision is published after
+    /// that commit.
+    pub(crate) settling: Vec<Pid>,
 }
 
 impl ProcessState {
@@ -231,6 +238,7 @@ impl Actor for ProcessActor {
             recovering: args.recovering,
             held_entry: false,
             restart_group: None,
+            settling: Vec::new(),
         };
         if state.recovering {
             self.reload_notices(&mut state);
@@ -283,6 +291,7 @@ impl Actor for ProcessActor {
             }
             ProcessMsg::Gate { reason, reply } => Box::pin(self.on_gate(&myself, state, reason, reply)).await,
             ProcessMsg::ChildEnded(row) => Box::pin(self.on_child_ended(&myself, state, *row)).await,
+            ProcessMsg::SettleChildren => Box::pin(self.settle_children(state)).await,
             ProcessMsg::WallTimeExpired { run } => {
                 if state.run.as_ref().is_some_and(|r| r.id == run) && state.ending.is_none() {
                     let limit = state.row.account.limit.wall_time_ms.unwrap_or(0);
