@@ -137,7 +137,7 @@ impl ReadPool {
     /// SQLite's plan for a process query, one line per step (`EXPLAIN QUERY PLAN`).
     pub(super) fn processes_plan(&self, query: ProcessQuery) -> Result<Vec<String>, StoreError> {
         self.with(|conn| {
-            let (sql, keys) = q::processes_sql(query, self.process_columns(conn)?);
+            let (sql, keys) = q::processes_sql(&SqliteDb(conn), query, self.process_columns(conn)?);
             let keys: Vec<Cell> = keys.into_iter().map(Cell::Text).collect();
             plan(conn, &[(sql, keys)])
         })
