@@ -48,7 +48,17 @@ impl Backing {
     async fn open(&self) -> Runtime {
         let rt = match self {
             Backing::Memory(store) => Runtime::start(store.clone(), options()).await,
-            Backing::Sqlite(dir) => Runtime::open(dir.path(), options()).await,
+            Backing::Sqlite(dir) => {
+                // Not while the crash test spawns its child (see `crash::SPAWNING`).
+                let attempt = {
+                    let _no_spawn = crash::SPAWNING.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    lock::try_lock(dir.path()).expect("try the directory's lock")
+                };
+                match attempt {
+                    LockAttempt::Owned(lock) => Runtime::open_owned(dir.path(), lock, options()).await,
+                    LockAttempt::HeldElsewhere => panic!("no other runtime owns {}", dir.path().display()),
+                }
+            }
         }
         .expect("open the runtime");
         assert!(!rt.is_read_only());

@@ -3,6 +3,13 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
+use std::sync::RwLock;
+
+/// Held for writing while a crash child is spawned. Between its fork and its exec a child
+/// holds a copy of every descriptor of this process, the state directory lock of a runtime
+/// another test just shut down included: a test that reopens a directory in the same binary
+/// holds this for reading around the open, or the open may find the lock still held.
+pub(crate) static SPAWNING: RwLock<()> = RwLock::new(());
 
 /// Runs the ignored test `child_test` of this binary in a child process with `envs` set (and
 /// `unset` removed), reads its stdout until a line containing `ready`, SIGKILLs it, checks it
@@ -21,12 +28,16 @@ pub(crate) fn run_until_ready_then_kill(
     for key in unset {
         command.env_remove(key);
     }
+    let spawning = SPAWNING.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // `spawn` returns once the child has exec'd, its copies of this process's descriptors
+    // closed.
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .expect("spawn the crash child");
+    drop(spawning);
     let stdout = child.stdout.take().expect("piped stdout");
     let mut words = None;
     for line in BufReader::new(stdout).lines() {
