@@ -351,19 +351,8 @@ impl ProcessActor {
 
     /// A wait on a terminal child: grants the result handle (one commit) and answers.
     async fn ready_wait(&self, state: &ProcessState, child: &ProcessRow) -> Result<CallOk, ToolError> {
-        let me = state.pid();
-        // A child merged before a reopen has its memory in the store only.
-        self.shared.memory.ensure(self.shared.store.as_ref(), &[child.pid], &[])?;
-        let result = self
-            .shared
-            .memory
-            .commit(self.shared.store.as_ref(), |stage| {
-                let mut result = ready_result(child, false);
-                super::objects::grant_result(stage, me, &mut result);
-                Ok::<_, ToolError>(result)
-            })
-            .await?;
-        Ok(CallOk::Waited(result))
+        let result = self.grant_results(state.pid(), std::slice::from_ref(child)).await?.pop();
+        result.map(CallOk::Waited).ok_or_else(|| ToolError::process_ended(child.pid))
     }
 
     async fn checkpoint(&self, state: &mut ProcessState, bytes: Vec<u8>) -> Result<CallOk, ToolError> {

@@ -6,6 +6,7 @@ use super::objects::grant_result;
 use super::{ProcessActor, ProcessState};
 use crate::kernel::budget::Usage;
 use crate::kernel::ids::Pid;
+use crate::kernel::process::ProcessRow;
 use crate::runtime::calls::{ToolError, WaitResult};
 
 /// What a group's waits answer, and the message of a budget exhaustion if a charge ran out.
@@ -52,24 +53,8 @@ impl ProcessActor {
             }
         }
         if !ended.is_empty() {
-            let pids: Vec<Pid> = ended.iter().map(|(_, child)| child.pid).collect();
-            let granted = match self.shared.memory.ensure(self.shared.store.as_ref(), &pids, &[]) {
-                Ok(()) => {
-                    self.shared
-                        .memory
-                        .commit(self.shared.store.as_ref(), |stage| {
-                            let results = ended.iter().map(|(_, child)| {
-                                let mut result = ready_result(child, false);
-                                grant_result(stage, me, &mut result);
-                                result
-                            });
-                            Ok::<_, ToolError>(results.collect::<Vec<_>>())
-                        })
-                        .await
-                }
-                Err(e) => Err(e),
-            };
-            match granted {
+            let children: Vec<ProcessRow> = ended.iter().map(|(_, child)| child.clone()).collect();
+            match self.grant_results(me, &children).await {
                 Ok(results) => {
                     for ((index, _), result) in ended.iter().zip(results) {
                         answers[*index] = Some(Ok(result));
@@ -84,5 +69,28 @@ impl ProcessActor {
         }
         let answers = answers.into_iter().map(|a| a.unwrap_or_else(|| Err(ToolError::process_ended(me))));
         (answers.collect(), exhausted)
+    }
+
+    /// The answers of waits by `parent` on the terminal `children`, with a handle on each one's
+    /// result where data flow allows, granted in one commit. A child merged before a reopen
+    /// has its memory in the store only: it is read first.
+    pub(super) async fn grant_results(
+        &self,
+        parent: Pid,
+        children: &[ProcessRow],
+    ) -> Result<Vec<WaitResult>, ToolError> {
+        let pids: Vec<Pid> = children.iter().map(|child| child.pid).collect();
+        self.shared.memory.ensure(self.shared.store.as_ref(), &pids, &[])?;
+        self.shared
+            .memory
+            .commit(self.shared.store.as_ref(), |stage| {
+                let results = children.iter().map(|child| {
+                    let mut result = ready_result(child, false);
+                    grant_result(stage, parent, &mut result);
+                    result
+                });
+                Ok::<_, ToolError>(results.collect())
+            })
+            .await
     }
 }
