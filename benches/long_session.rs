@@ -5,8 +5,8 @@
 //! run's time over N + 1. Flat per-turn cost shows as equal turns/s at both lengths; a cost that
 //! grows with the window shows as fewer turns/s at 2,000 (the window is about 4,000 messages at
 //! its end). What grows with the window is read out of the profile of this bench: the token
-//! estimate (a running total per sealed chunk, `agent::window::Weigh`), the checkpoint's
-//! snapshot (O(chunks) ids), and the scripted brain's own checks.
+//! estimate (a running total kept per chain node, `agent::window::Weigh`), the checkpoint's
+//! snapshot (one link lookup), and the scripted brain's own checks.
 //!
 //! `long_session_100k/…` is the scale: turns of ten `write_note` calls (eleven
 //! messages a turn), N = 10 turns (about 110 messages) and N = 9,100 (about 100,000 messages at

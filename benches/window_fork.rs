@@ -90,11 +90,10 @@ fn report_snapshot_bytes() {
         let record = forked.encode().expect("encode").len();
         let (puts, bytes) = store.take();
         println!(
-            "  {n:>7} messages: first snapshot {first_puts} chunks / {first_bytes} B \
-             + record {first_record} B; after fork {puts} chunks / {bytes} B + record {record} B \
-             ({} chunk ids = {} B, tail of {})",
-            forked.chunk_ids.len(),
-            serde_json::to_vec(&forked.chunk_ids).map_or(0, |ids| ids.len()),
+            "  {n:>7} messages: first snapshot {first_puts} records / {first_bytes} B \
+             + record {first_record} B; after fork {puts} records / {bytes} B + record {record} B \
+             ({} chunks named by one head link, tail of {})",
+            forked.chunk_count(),
             forked.tail.len(),
         );
     }

@@ -30,51 +30,74 @@ fn range(n: usize) -> Vec<u32> {
     (0..n as u32).collect()
 }
 
-/// A store that counts what a snapshot asks of it.
+/// A store that counts what a snapshot asks of it: chunk puts, link puts (a link record
+/// begins with `AVLK`, see `docs/windows.md`) and lookups.
 #[derive(Default)]
 struct CountingStore {
     inner: MemoryChunkStore,
     puts: Cell<usize>,
-    bytes_put: Cell<usize>,
+    link_puts: Cell<usize>,
+    lookups: Cell<usize>,
 }
 
 impl CountingStore {
+    /// Chunks put since the last call.
     fn take_puts(&self) -> usize {
-        self.bytes_put.set(0);
         self.puts.replace(0)
+    }
+
+    /// Links put since the last call.
+    fn take_link_puts(&self) -> usize {
+        self.link_puts.replace(0)
+    }
+
+    /// `contains` calls since the last call.
+    fn take_lookups(&self) -> usize {
+        self.lookups.replace(0)
     }
 }
 
 impl ChunkStore for CountingStore {
     fn put(&self, id: ChunkId, bytes: Vec<u8>) -> Result<(), ChunkStoreError> {
-        self.puts.set(self.puts.get() + 1);
-        self.bytes_put.set(self.bytes_put.get() + bytes.len());
+        let counter = if bytes.starts_with(b"AVLK") { &self.link_puts } else { &self.puts };
+        counter.set(counter.get() + 1);
         self.inner.put(id, bytes)
     }
     fn get(&self, id: &ChunkId) -> Result<Option<Vec<u8>>, ChunkStoreError> {
         self.inner.get(id)
     }
     fn contains(&self, id: &ChunkId) -> Result<bool, ChunkStoreError> {
+        self.lookups.set(self.lookups.get() + 1);
         self.inner.contains(id)
     }
 }
 
-/// A store whose reads flip one byte: what a damaged disk returns.
-struct FlippingStore(MemoryChunkStore);
+/// A store that has lost one record, or whose reads of one record flip a byte: what a damaged
+/// disk returns.
+struct DamagedStore<'a> {
+    inner: &'a MemoryChunkStore,
+    lost: Option<ChunkId>,
+    flipped: Option<ChunkId>,
+}
 
-impl ChunkStore for FlippingStore {
+impl ChunkStore for DamagedStore<'_> {
     fn put(&self, id: ChunkId, bytes: Vec<u8>) -> Result<(), ChunkStoreError> {
-        self.0.put(id, bytes)
+        self.inner.put(id, bytes)
     }
     fn get(&self, id: &ChunkId) -> Result<Option<Vec<u8>>, ChunkStoreError> {
-        Ok(self.0.get(id)?.map(|mut bytes| {
-            let last = bytes.len() - 1;
-            bytes[last] ^= 1;
+        if self.lost == Some(*id) {
+            return Ok(None);
+        }
+        Ok(self.inner.get(id)?.map(|mut bytes| {
+            if self.flipped == Some(*id) {
+                let last = bytes.len() - 1;
+                bytes[last] ^= 1;
+            }
             bytes
         }))
     }
     fn contains(&self, id: &ChunkId) -> Result<bool, ChunkStoreError> {
-        self.0.contains(id)
+        Ok(self.lost != Some(*id) && self.inner.contains(id)?)
     }
 }
 
@@ -223,18 +246,22 @@ fn compaction_makes_one_new_chunk_and_shares_the_rest() {
     let store = CountingStore::default();
     let mut window = window_of(range(10 * C + 5));
     window.snapshot(&store).expect("snapshot");
-    assert_eq!(store.take_puts(), 10);
+    assert_eq!((store.take_puts(), store.take_link_puts()), (10, 10));
     window.replace_prefix(3 * C + 7, 0).expect("in range");
     let snapshot = window.snapshot(&store).expect("snapshot");
     assert_eq!(store.take_puts(), 1, "only the cut chunk, with the summary in front, is new");
-    assert_eq!(snapshot.chunk_ids.len(), 7);
+    // A link names the one before it, so every link after a new first chunk is new.
+    assert_eq!(store.take_link_puts(), 7);
+    assert_eq!(snapshot.chunk_count(), 7);
     window.truncate_front(1).expect("in range");
     window.snapshot(&store).expect("snapshot");
-    assert_eq!(store.take_puts(), 1);
+    assert_eq!((store.take_puts(), store.take_link_puts()), (1, 7));
     // The new first chunk holds C - 7 items now; cutting all of them lands on a boundary.
     window.truncate_front(C - 7).expect("onto a chunk boundary");
-    window.snapshot(&store).expect("snapshot");
+    let snapshot = window.snapshot(&store).expect("snapshot");
     assert_eq!(store.take_puts(), 0, "a cut on a boundary makes no chunk");
+    assert_eq!(store.take_link_puts(), 6);
+    assert_eq!(Window::restore(snapshot, &store.inner).expect("restore"), window);
 }
 
 #[test]
@@ -243,29 +270,38 @@ fn a_snapshot_after_a_fork_writes_o1_new_chunks() {
     let mut original = window_of(range(1_000 * C + 17));
     let first = original.snapshot(&store).expect("snapshot");
     assert_eq!(store.take_puts(), 1_000, "the first snapshot writes every chunk");
-    assert_eq!(first.chunk_ids.len(), 1_000);
+    assert_eq!(store.take_link_puts(), 1_000, "and the link naming each");
+    store.take_lookups();
+    assert_eq!(first.chunk_count(), 1_000);
+    assert!(first.chunk_ids.is_empty(), "the record names the list by its head");
     assert_eq!(first.tail, range(1_000 * C + 17)[1_000 * C..]);
+    assert!(first.encode().expect("encode").len() < 300, "the record does not grow with the window");
 
     let mut fork = original.fork();
     fork.push(42).expect("the fork's opening note");
     let forked = fork.snapshot(&store).expect("snapshot");
-    assert_eq!(store.take_puts(), 0, "a fork shares every sealed chunk, already stored");
-    assert_eq!(forked.chunk_ids, first.chunk_ids);
+    assert_eq!(store.take_puts() + store.take_link_puts(), 0, "a fork shares every chunk and link");
+    assert_eq!(store.take_lookups(), 1, "the head link is stored: nothing before it is asked about");
+    assert_eq!((forked.head, forked.chunk_count()), (first.head, 1_000));
     assert_eq!(forked.tail.len(), 18);
 
-    // Both go on; each seals its own chunk and writes only that.
+    // Both go on; each seals its own chunk and writes only that and its link.
     for i in 0..C as u32 {
         fork.push(i).expect("push");
         original.push(i + 5).expect("push");
     }
-    fork.snapshot(&store).expect("snapshot");
-    assert_eq!(store.take_puts(), 1);
-    original.snapshot(&store).expect("snapshot");
-    assert_eq!(store.take_puts(), 1);
+    let forked = fork.snapshot(&store).expect("snapshot");
+    assert_eq!((store.take_puts(), store.take_link_puts()), (1, 1));
+    assert_eq!(store.take_lookups(), 3, "the new link, the one before it, the new chunk");
+    let continued = original.snapshot(&store).expect("snapshot");
+    assert_eq!((store.take_puts(), store.take_link_puts()), (1, 1));
+    assert_ne!(forked.head, continued.head);
     // Unchanged windows write nothing.
     original.snapshot(&store).expect("snapshot");
     fork.snapshot(&store).expect("snapshot");
-    assert_eq!(store.take_puts(), 0);
+    assert_eq!(store.take_puts() + store.take_link_puts(), 0);
+    assert_eq!(Window::restore(forked, &store.inner).expect("restore"), fork);
+    assert_eq!(Window::restore(continued, &store.inner).expect("restore"), original);
 }
 
 #[test]
@@ -295,25 +331,56 @@ fn restore_refuses_missing_corrupt_and_malformed_input() {
     let window = window_of(range(2 * C + 1));
     let snapshot = window.snapshot(&store).expect("snapshot");
 
-    let missing = Window::<u32>::restore(snapshot.clone(), &MemoryChunkStore::new());
-    assert_eq!(missing, Err(RestoreError::MissingChunk { id: snapshot.chunk_ids[0] }));
+    let head = snapshot.head.expect("two chunks are sealed");
+    let first_chunk = window.sealed_chunks().expect("ids")[0].id();
+    let damaged =
+        |lost: Option<ChunkId>, flipped: Option<ChunkId>| DamagedStore { inner: &store, lost, flipped };
 
-    let flipping = FlippingStore(MemoryChunkStore::new());
-    window.snapshot(&flipping).expect("snapshot");
-    match Window::<u32>::restore(snapshot.clone(), &flipping) {
-        Err(RestoreError::CorruptChunk { id, actual }) => {
-            assert_eq!(id, snapshot.chunk_ids[0]);
-            assert_ne!(actual, id);
+    let missing = Window::<u32>::restore(snapshot.clone(), &MemoryChunkStore::new());
+    assert_eq!(missing, Err(RestoreError::MissingLink { id: head }));
+    assert_eq!(snapshot.check_stored(&MemoryChunkStore::new()), Err(RestoreError::MissingLink { id: head }));
+    assert_eq!(snapshot.check_stored(&store), Ok(()));
+    let missing = Window::<u32>::restore(snapshot.clone(), &damaged(Some(first_chunk), None));
+    assert_eq!(missing, Err(RestoreError::MissingChunk { id: first_chunk }));
+
+    for (flipped, link) in [(head, true), (first_chunk, false)] {
+        match Window::<u32>::restore(snapshot.clone(), &damaged(None, Some(flipped))) {
+            Err(RestoreError::CorruptLink { id, actual }) if link => {
+                assert_eq!((id == flipped, actual == id), (true, false))
+            }
+            Err(RestoreError::CorruptChunk { id, actual }) if !link => {
+                assert_eq!((id == flipped, actual == id), (true, false))
+            }
+            other => panic!("expected a corrupt record, got {other:?}"),
         }
-        other => panic!("expected a corrupt chunk, got {other:?}"),
     }
 
-    let long_tail = WindowSnapshot { chunk_ids: vec![], tail: range(C), turn: 0 };
+    // The count must match the list the head names, one way or the other.
+    for (chunks, linked) in [(1, 2), (3, 2)] {
+        let miscounted = WindowSnapshot { chunks, ..snapshot.clone() };
+        assert_eq!(
+            Window::restore(miscounted, &store),
+            Err(RestoreError::ChunkCount { counted: chunks, linked })
+        );
+    }
+    // A head that names a chunk, not a link.
+    let not_a_link = WindowSnapshot { head: Some(first_chunk), chunks: 1, ..snapshot.clone() };
+    assert!(matches!(Window::restore(not_a_link, &store), Err(RestoreError::LinkDecode { .. })));
+    // A record naming its chunks both ways is refused rather than guessed at.
+    let both = WindowSnapshot { chunk_ids: vec![first_chunk], ..snapshot.clone() };
+    assert!(matches!(Window::restore(both, &store), Err(RestoreError::SnapshotDecode { .. })));
+
+    let long_tail = WindowSnapshot { tail: range(C), ..WindowSnapshot::empty(0) };
     assert_eq!(Window::restore(long_tail, &store), Err(RestoreError::TailItems { items: C }));
 
     // A chunk of the wrong item type is a decode error, not a panic.
-    let wrong_type =
-        WindowSnapshot::<String> { chunk_ids: snapshot.chunk_ids.clone(), tail: vec![], turn: 0 };
+    let wrong_type = WindowSnapshot::<String> {
+        head: snapshot.head,
+        chunks: snapshot.chunks,
+        chunk_ids: vec![],
+        tail: vec![],
+        turn: 0,
+    };
     assert!(matches!(Window::restore(wrong_type, &store), Err(RestoreError::ChunkDecode { .. })));
 
     let mut bytes = snapshot.encode().expect("encode");
@@ -322,6 +389,39 @@ fn restore_refuses_missing_corrupt_and_malformed_input() {
     assert!(matches!(WindowSnapshot::<u32>::decode(&bytes), Err(RestoreError::SnapshotDecode { .. })));
     bytes[0] = 9;
     assert!(matches!(WindowSnapshot::<u32>::decode(&bytes), Err(RestoreError::TooNew { found: 9, .. })));
+}
+
+/// A version 2 record listed every chunk id. It still restores, and the next snapshot of the
+/// restored window writes the links (and no chunk again) and names them by head.
+#[test]
+fn a_record_listing_every_chunk_still_restores() {
+    let store = CountingStore::default();
+    let window = window_of(range(5 * C + 9));
+    let ids: Vec<String> =
+        window.sealed_chunks().expect("ids").iter().map(|c| format!("\"{}\"", c.id())).collect();
+    // The chunks alone, as a version 2 build stored them (chunk bytes have not changed).
+    let scratch = MemoryChunkStore::new();
+    window.snapshot(&scratch).expect("snapshot");
+    for chunk in window.sealed_chunks().expect("ids") {
+        let bytes = scratch.get(&chunk.id()).expect("get").expect("stored");
+        store.put(chunk.id(), bytes).expect("put");
+    }
+    assert_eq!(store.take_puts(), 5);
+    store.take_link_puts();
+    let tail: Vec<String> = window.tail().iter().map(u32::to_string).collect();
+    let json = format!(r#"{{"chunk_ids":[{}],"tail":[{}],"turn":4}}"#, ids.join(","), tail.join(","));
+    let mut bytes = vec![2u8];
+    bytes.extend_from_slice(json.as_bytes());
+    let old = WindowSnapshot::<u32>::decode(&bytes).expect("a version 2 record decodes");
+    assert_eq!((old.head, old.chunk_count()), (None, 5));
+    assert_eq!(old.check_stored(&store.inner), Ok(()));
+    let restored = Window::restore(old, &store.inner).expect("restore");
+    assert_eq!(items(&restored), items(&window));
+    assert_eq!(restored.turn(), 4);
+    let new = restored.snapshot(&store).expect("snapshot");
+    assert_eq!((store.take_puts(), store.take_link_puts()), (0, 5));
+    assert!(new.head.is_some() && new.chunk_ids.is_empty());
+    assert_eq!(Window::restore(new, &store.inner).expect("restore"), restored);
 }
 
 #[test]

@@ -86,8 +86,9 @@ where
     let bytes = {
         let store = SqliteChunkStore::open(&path).expect("open");
         let snapshot = window.snapshot(&store).expect("snapshot");
-        assert_eq!(snapshot.chunk_ids.len(), window.len() / CHUNK_ITEMS_MAX);
-        assert_eq!(store.chunk_count().expect("count"), (window.len() / CHUNK_ITEMS_MAX) as u64);
+        let chunks = window.len() / CHUNK_ITEMS_MAX;
+        assert_eq!(snapshot.chunk_count(), chunks);
+        assert_eq!(store.record_count().expect("count"), 2 * chunks as u64, "a chunk and a link each");
         snapshot.encode().expect("encode")
     };
     let store = SqliteChunkStore::open(&path).expect("reopen");
@@ -122,12 +123,12 @@ fn a_forks_snapshot_writes_only_its_new_chunks() {
     let original = conversation(1000);
     original.snapshot(&store).expect("snapshot");
     let before = row_count(&path);
-    assert_eq!(before, (1000 / CHUNK_ITEMS_MAX) as i64);
+    assert_eq!(before, 2 * (1000 / CHUNK_ITEMS_MAX) as i64, "a chunk and a link each");
 
     let mut fork = original.fork();
     fork.push(Message::note("you are a fork")).expect("push");
     fork.snapshot(&store).expect("snapshot");
-    assert_eq!(row_count(&path), before, "the fork shares every sealed chunk");
+    assert_eq!(row_count(&path), before, "the fork shares every sealed chunk and link");
 
     // Enough pushes to seal the tail (1000 % 64 = 40 items, plus the note) and one chunk more.
     for i in 0..(2 * CHUNK_ITEMS_MAX - 41) {
@@ -135,15 +136,16 @@ fn a_forks_snapshot_writes_only_its_new_chunks() {
     }
     assert_eq!(fork.chunk_count(), original.chunk_count() + 2);
     let forked = fork.snapshot(&store).expect("snapshot");
-    assert_eq!(row_count(&path), before + 2, "only the two chunks the fork sealed");
-    assert_eq!(
-        forked.chunk_ids[..before as usize],
-        original.snapshot(&store).expect("snapshot").chunk_ids[..]
-    );
+    assert_eq!(row_count(&path), before + 4, "only the two chunks the fork sealed and their links");
+    assert_eq!(forked.chunk_count(), original.chunk_count() + 2);
+    let shared = original.sealed_chunks().expect("ids");
+    let fork_chunks = fork.sealed_chunks().expect("ids");
+    assert!(shared.iter().zip(&fork_chunks).all(|(a, b)| a.id() == b.id()));
     // A second snapshot writes nothing: puts are skipped and INSERT OR IGNORE besides.
     original.snapshot(&store).expect("snapshot");
     fork.snapshot(&store).expect("snapshot");
-    assert_eq!(row_count(&path), before + 2);
+    assert_eq!(row_count(&path), before + 4);
+    assert_eq!(Window::restore(forked, &store).expect("restore"), fork);
 }
 
 #[test]
@@ -151,9 +153,10 @@ fn a_damaged_row_is_refused_on_restore() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join(FILE);
     let store = SqliteChunkStore::open(&path).expect("open");
-    let snapshot = conversation(1000).snapshot(&store).expect("snapshot");
+    let window = conversation(1000);
+    let snapshot = window.snapshot(&store).expect("snapshot");
     // The first chunk: restore checks each chunk's hash before it decodes it.
-    let victim = snapshot.chunk_ids[0];
+    let victim = window.sealed_chunks().expect("ids")[0].id();
     let stored = store.get(&victim).expect("get").expect("stored");
     let mut damaged = stored.clone();
     let last = damaged.len() - 1;
@@ -209,7 +212,7 @@ fn put_get_and_contains_follow_the_contract() {
     store.put(id, bytes.clone()).expect("a second put of the same chunk is fine");
     assert!(store.contains(&id).expect("contains"));
     assert_eq!(store.get(&id).expect("get"), Some(bytes));
-    assert_eq!(store.chunk_count().expect("count"), 1);
+    assert_eq!(store.record_count().expect("count"), 1);
 }
 
 #[test]
@@ -256,11 +259,11 @@ fn a_version_1_file_is_migrated_with_every_chunk() {
         ))
         .expect("write a version 1 file");
     }
-    let chunks = (window.len() / CHUNK_ITEMS_MAX) as i64;
-    assert_eq!(row_count(&old), chunks);
+    let records = 2 * (window.len() / CHUNK_ITEMS_MAX) as i64;
+    assert_eq!(row_count(&old), records);
 
     let store = SqliteChunkStore::open(&old).expect("a version 1 file opens");
-    assert_eq!(store.chunk_count().expect("count"), chunks as u64);
+    assert_eq!(store.record_count().expect("count"), records as u64);
     assert_eq!(Window::restore(snapshot, &store).expect("restore from the migrated file"), window);
     drop(store);
     let raw = rusqlite::Connection::open(&old).expect("open raw");

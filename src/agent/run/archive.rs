@@ -39,10 +39,7 @@ pub struct Archive {
 
 impl Default for Archive {
     fn default() -> Self {
-        Archive {
-            window: WindowSnapshot { chunk_ids: Vec::new(), tail: Vec::new(), turn: 0 },
-            turns: Vec::new(),
-        }
+        Archive { window: WindowSnapshot::empty(0), turns: Vec::new() }
     }
 }
 

@@ -16,12 +16,12 @@ impl Agent {
         let snapshot = self.window.snapshot(&*self.host.chunks)?;
         self.state.window = snapshot;
         let ctx = self.ctx.clone();
-        // What the conversation is, in a line: the program checkpoint names every chunk (so a
-        // restart restores it); this record names only the last one, so writing it costs the
-        // same at turn 10 and at turn 10 000.
+        // What the conversation is, in a line: the link naming its list of sealed chunks (what
+        // the program checkpoint restores it from), so writing it costs the same at turn 10 and
+        // at turn 10 000.
         let history = json!({
-            "chunks": self.state.window.chunk_ids.len(),
-            "last_chunk_id": self.state.window.chunk_ids.last(),
+            "chunks": self.state.window.chunk_count(),
+            "head_link": self.state.window.head,
             "tail_messages": self.state.window.tail.len(),
             "messages": self.window.len(),
             "turn": self.window.turn(),

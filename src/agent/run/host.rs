@@ -13,7 +13,7 @@ use crate::actors::store::Store;
 use crate::agent::brain::{Brain, Message, Script};
 use crate::agent::config::{AgentBudget, Capability, CheckedConfig, ExternalRuntime};
 use crate::agent::telemetry::Telemetry;
-use crate::agent::window::{ChunkStore, RestoreError, Window, WindowSnapshot};
+use crate::agent::window::{ChunkStore, Window, WindowSnapshot};
 use crate::tools::ToolName;
 use dashmap::DashMap;
 use std::sync::Arc;
@@ -150,13 +150,7 @@ impl AgentHost {
     /// with a checkpointed turn whose every sealed chunk is stored — without reading the
     /// chunks: what a launcher checks before a fork, which then restores it once.
     pub fn check_source(&self, source: &str) -> Result<(), AgentError> {
-        let snapshot = self.source_snapshot(source)?;
-        for &id in &snapshot.chunk_ids {
-            if !self.chunks.contains(&id).map_err(RestoreError::from)? {
-                return Err(RestoreError::MissingChunk { id }.into());
-            }
-        }
-        Ok(())
+        Ok(self.source_snapshot(source)?.check_stored(&*self.chunks)?)
     }
 
     /// The window snapshot of `source`'s last checkpointed turn.

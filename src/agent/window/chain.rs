@@ -9,7 +9,8 @@
 //! any index takes O(log chunks) steps, while appending stays O(1) and needs no rebalancing.
 
 use super::chunk::Chunk;
-use std::sync::Arc;
+use super::id::ChunkId;
+use std::sync::{Arc, OnceLock};
 
 /// One link of the list.
 struct Node<M> {
@@ -22,9 +23,25 @@ struct Node<M> {
     prev: Option<Arc<Node<M>>>,
     /// An earlier node (the jump pointer); `None` only on the first, which jumps to itself.
     jump: Option<Arc<Node<M>>>,
+    /// The id of the stored link naming this chunk and the link before it
+    /// ([`super::link`]): computed at the first snapshot, or known at restore, and shared by
+    /// every window holding this node.
+    link: OnceLock<ChunkId>,
+    /// The weight of this chunk and every chunk before it ([`super::weigh`]).
+    total: OnceLock<u64>,
 }
 
 impl<M> Node<M> {
+    fn new(
+        chunk: Arc<Chunk<M>>,
+        start: usize,
+        depth: usize,
+        prev: Option<Arc<Node<M>>>,
+        jump: Option<Arc<Node<M>>>,
+    ) -> Node<M> {
+        Node { chunk, start, depth, prev, jump, link: OnceLock::new(), total: OnceLock::new() }
+    }
+
     fn end(&self) -> usize {
         self.start + self.chunk.len()
     }
@@ -98,7 +115,7 @@ impl<M> Chain<M> {
     pub(super) fn push(&mut self, chunk: Arc<Chunk<M>>) {
         debug_assert!(chunk.len() > 0, "a sealed chunk is never empty");
         let node = match self.head.take() {
-            None => Node { chunk, start: 0, depth: 0, prev: None, jump: None },
+            None => Node::new(chunk, 0, 0, None, None),
             Some(prev) => {
                 // Myers' rule: jump two levels up when the two jumps above cover equal spans,
                 // else jump to the parent. Spans then follow the skew-binary numbers.
@@ -109,7 +126,7 @@ impl<M> Chain<M> {
                 } else {
                     Arc::clone(&prev)
                 };
-                Node { chunk, start: prev.end(), depth: prev.depth + 1, prev: Some(prev), jump: Some(jump) }
+                Node::new(chunk, prev.end(), prev.depth + 1, Some(prev), Some(jump))
             }
         };
         self.head = Some(Arc::new(node));
@@ -128,6 +145,68 @@ impl<M> Chain<M> {
             node = if jump.start > index { jump } else { node.prev.as_ref()? };
         }
         node.chunk.items().get(index - node.start)
+    }
+
+    /// Records the stored link id of the newest chunk, known at restore.
+    pub(super) fn set_head_link(&self, link: ChunkId) {
+        if let Some(head) = &self.head {
+            let _ = head.link.set(link);
+        }
+    }
+
+    /// The chunks from the newest back, each with its link id if one is known.
+    pub(super) fn newest_first(&self) -> impl Iterator<Item = (&Arc<Chunk<M>>, Option<ChunkId>)> {
+        std::iter::successors(self.head.as_deref(), |node| node.prev.as_deref())
+            .map(|node| (&node.chunk, node.link.get().copied()))
+    }
+
+    /// The stored link id of the newest chunk (`None` with no chunk), computing the ids not yet
+    /// known: `link(chunk, previous link)` for each chunk since the newest one whose id is.
+    pub(super) fn head_link<E>(
+        &self,
+        link: impl FnMut(&Arc<Chunk<M>>, Option<ChunkId>) -> Result<ChunkId, E>,
+    ) -> Result<Option<ChunkId>, E> {
+        self.running(|node| &node.link, link)
+    }
+
+    /// The weight of all chunks, computing the running totals not yet known from each chunk's
+    /// `weight`.
+    pub(super) fn total(&self, mut weight: impl FnMut(&Chunk<M>) -> u64) -> u64 {
+        let total = self.running::<u64, std::convert::Infallible>(
+            |node| &node.total,
+            |chunk, before| Ok(before.unwrap_or(0) + weight(chunk)),
+        );
+        match total {
+            Ok(total) => total.unwrap_or(0),
+            Err(never) => match never {},
+        }
+    }
+
+    /// A value kept in every node that is a function of its chunk and the value of the node
+    /// before: read at the head, after computing it, oldest first, for the nodes since the
+    /// newest one that has it. O(nodes without it), so O(1) a turn once every node has it.
+    fn running<T: Copy, E>(
+        &self,
+        cell: impl Fn(&Node<M>) -> &OnceLock<T>,
+        mut step: impl FnMut(&Arc<Chunk<M>>, Option<T>) -> Result<T, E>,
+    ) -> Result<Option<T>, E> {
+        let mut missing = Vec::new();
+        let mut known = None;
+        let mut node = self.head.as_deref();
+        while let Some(current) = node {
+            if let Some(&value) = cell(current).get() {
+                known = Some(value);
+                break;
+            }
+            missing.push(current);
+            node = current.prev.as_deref();
+        }
+        for node in missing.into_iter().rev() {
+            let value = step(&node.chunk, known)?;
+            // Another window sharing the node may have set it: the value is the same.
+            known = Some(*cell(node).get_or_init(|| value));
+        }
+        Ok(known)
     }
 
     /// The chunks, oldest first. O(chunks).

@@ -81,6 +81,38 @@ pub enum RestoreError {
         /// The decoder's message.
         message: String,
     },
+    /// The snapshot's list of chunks names a link the store does not hold.
+    #[error("failed to restore a window: link {id} of its list of chunks is not in the store")]
+    MissingLink {
+        /// The missing link.
+        id: ChunkId,
+    },
+    /// A link's bytes do not hash to its id: they changed after they were written.
+    #[error("failed to restore a window: link {id} reads back as bytes that hash to {actual}")]
+    CorruptLink {
+        /// The id asked for.
+        id: ChunkId,
+        /// The hash of the bytes the store returned.
+        actual: ChunkId,
+    },
+    /// A link's bytes are not a link.
+    #[error("failed to decode window link {id}: {message}")]
+    LinkDecode {
+        /// The link.
+        id: ChunkId,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The list of chunks a snapshot's head names is not as long as the snapshot says.
+    #[error(
+        "failed to restore a window: its snapshot counts {counted} chunks, its list of links holds {linked}"
+    )]
+    ChunkCount {
+        /// The count in the snapshot.
+        counted: usize,
+        /// Chunks the links name (counted up to one past the snapshot's count).
+        linked: usize,
+    },
     /// An encoded snapshot is not a snapshot of this item type.
     #[error("failed to decode a window snapshot: {message}")]
     SnapshotDecode {
@@ -90,7 +122,7 @@ pub enum RestoreError {
     /// Written by a newer build.
     #[error("window {what} format version {found} is newer than {supported}, the newest this build reads")]
     TooNew {
-        /// `"chunk"` or `"snapshot"`.
+        /// `"chunk"`, `"link"` or `"snapshot"`.
         what: &'static str,
         /// The version found.
         found: u16,

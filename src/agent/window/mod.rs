@@ -40,17 +40,14 @@
 //! # Durable form
 //!
 //! A sealed chunk is stored once, under its [`ChunkId`]: the BLAKE3 hash of its encoded bytes
-//! (`postcard(u16 version) ++ JSON(Vec<M>)`). A [`WindowSnapshot`] is
-//! `{ chunk_ids, tail, turn }`. [`Window::snapshot`] puts only the chunks the [`ChunkStore`]
-//! does not hold, so snapshotting a fork writes the chunks sealed since the last snapshot, not
-//! the window; [`Window::restore`] reads them back and checks each against its id. The id is
-//! content-derived rather than drawn at seal time so that reads are verified, puts are
-//! idempotent, and sealing stays pure (no clock, no randomness); see [`ChunkId`].
-//!
-//! The snapshot record itself still lists one 32-byte id per sealed chunk, half a byte per
-//! item: O(n / 64) bytes, not O(1). Storing the list as content-addressed nodes too (each
-//! naming its chunk and the node before it) would make the record O(1); `docs/windows.md`
-//! gives the measured sizes and that trade.
+//! (`postcard(u16 version) ++ JSON(Vec<M>)`), and the list of chunks as links, each naming
+//! its chunk and the link before it, stored the same way (`link.rs`). A [`WindowSnapshot`] is
+//! `{ head, chunks, tail, turn }`: O(1) in size. [`Window::snapshot`] puts only the chunks and
+//! links the [`ChunkStore`] does not hold, walking back from the head to the first link it
+//! has, so snapshotting a window or a fork writes and looks up what was sealed since the last
+//! snapshot, not the window; [`Window::restore`] reads them back and checks each against its
+//! id. The id is content-derived rather than drawn at seal time so that reads are verified,
+//! puts are idempotent, and sealing stays pure (no clock, no randomness); see [`ChunkId`].
 //!
 //! # Semantics
 //!
@@ -66,6 +63,7 @@ mod error;
 mod id;
 mod iter;
 pub mod limits;
+mod link;
 mod postgres_store;
 mod sealed;
 mod snapshot;
@@ -80,6 +78,7 @@ pub use error::{RestoreError, SnapshotError, WindowError};
 pub use id::ChunkId;
 pub use iter::Iter;
 pub use limits::{CHUNK_ITEMS_MAX, WINDOW_ITEMS_MAX};
+pub use link::LINK_FORMAT_VERSION;
 pub use postgres_store::{POSTGRES_CHUNK_SCHEMA_VERSION, PostgresChunkStore};
 pub use sealed::SealedChunk;
 pub use snapshot::{SNAPSHOT_FORMAT_VERSION, WindowSnapshot};

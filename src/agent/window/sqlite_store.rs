@@ -123,13 +123,13 @@ impl SqliteChunkStore {
         &self.path
     }
 
-    /// How many chunks are stored.
-    pub fn chunk_count(&self) -> Result<u64, ChunkStoreError> {
+    /// How many records are stored: chunks and the links that list them.
+    pub fn record_count(&self) -> Result<u64, ChunkStoreError> {
         let state = self.state.lock();
         let count: i64 = state
             .conn
             .query_row("SELECT COUNT(*) FROM window_chunks", [], |r| r.get(0))
-            .map_err(|e| backend("count the chunks", &e))?;
+            .map_err(|e| backend("count the records", &e))?;
         Ok(u64::try_from(count).unwrap_or(0))
     }
 }

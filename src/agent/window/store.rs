@@ -73,17 +73,17 @@ impl MemoryChunkStore {
         MemoryChunkStore::default()
     }
 
-    /// Chunks stored.
+    /// Records stored: chunks and the links that list them.
     pub fn len(&self) -> usize {
         self.read().len()
     }
 
-    /// Whether no chunk is stored.
+    /// Whether no record is stored.
     pub fn is_empty(&self) -> bool {
         self.read().is_empty()
     }
 
-    /// Bytes of all chunks stored.
+    /// Bytes of all records stored.
     pub fn bytes(&self) -> usize {
         self.read().values().map(Vec::len).sum()
     }

@@ -29,7 +29,6 @@ impl<M: Weigh> Chunk<M> {
 impl<M: Weigh> Window<M> {
     /// The sum of every item's weight: each sealed chunk's kept sum, then the tail's items.
     pub fn weight(&self) -> u64 {
-        let sealed: u64 = self.contents.chain.chunks().iter().map(|c| c.weight()).sum();
-        sealed + self.contents.tail.iter().map(Weigh::weight).sum::<u64>()
+        self.contents.chain.total(Chunk::weight) + self.contents.tail.iter().map(Weigh::weight).sum::<u64>()
     }
 }
