@@ -11,7 +11,10 @@
 //!   once; the receiver makes blocking receives of up to `PAGE` until it has them all.
 //!
 //! Baselines in the same run: the same number of `String` bodies through a raw tokio mpsc
-//! channel, sent then received in pages (`recv_many`), and by two concurrent tasks.
+//! channel, sent then received in pages (`recv_many`), and by two concurrent tasks; and through
+//! a bare ractor actor holding a queue, with two call round trips per message (one to put it,
+//! one to take it): the floor of a send and a receive that each go through an actor and are
+//! answered.
 
 mod common;
 
@@ -20,6 +23,8 @@ use agentvisor::actors::kernel::mailbox::{MailboxQuery, MessageKind};
 use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::runtime::calls::{Call, CallOk, SendRequest};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -58,6 +63,40 @@ async fn receive(rt: &Runtime, pid: Pid, block: bool) -> usize {
     match rt.call_as(pid, Call::Receive { query, ack: true, block }).await {
         Ok(CallOk::Received(r)) => r.messages.len(),
         other => panic!("receive failed: {other:?}"),
+    }
+}
+
+/// The ractor baseline's actor: a queue of bodies, put and taken by calls.
+struct Queue;
+
+enum QueueMsg {
+    Put(String, RpcReplyPort<()>),
+    Take(RpcReplyPort<Option<String>>),
+}
+
+impl Actor for Queue {
+    type Msg = QueueMsg;
+    type State = VecDeque<String>;
+    type Arguments = ();
+    async fn pre_start(&self, _: ActorRef<QueueMsg>, _: ()) -> Result<VecDeque<String>, ActorProcessingErr> {
+        Ok(VecDeque::new())
+    }
+    async fn handle(
+        &self,
+        _: ActorRef<QueueMsg>,
+        msg: QueueMsg,
+        queue: &mut VecDeque<String>,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            QueueMsg::Put(body, reply) => {
+                queue.push_back(body);
+                let _ = reply.send(());
+            }
+            QueueMsg::Take(reply) => {
+                let _ = reply.send(queue.pop_front());
+            }
+        }
+        Ok(())
     }
 }
 
@@ -111,6 +150,27 @@ fn bench(c: &mut Criterion) {
                 receiver.await.expect("receiver");
                 total += start.elapsed();
             }
+            total
+        })
+    });
+
+    group.bench_function("baseline_ractor_two_calls_per_message", |b| {
+        b.to_async(&tokio).iter_custom(|iters| async move {
+            let (queue, handle) = Actor::spawn(None, Queue, ()).await.expect("queue");
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let start = Instant::now();
+                for i in 0..MESSAGES {
+                    queue.call(|reply| QueueMsg::Put(body(i), reply), None).await.expect("put");
+                }
+                for _ in 0..MESSAGES {
+                    let taken = queue.call(QueueMsg::Take, None).await.expect("take");
+                    assert!(matches!(taken, ractor::rpc::CallResult::Success(Some(_))));
+                }
+                total += start.elapsed();
+            }
+            queue.stop(None);
+            handle.await.expect("queue stopped");
             total
         })
     });
