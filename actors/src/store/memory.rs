@@ -19,7 +19,12 @@ pub struct MemoryStore {
 struct State {
     epoch: u64,
     processes: BTreeMap<Pid, ProcessRow>,
+    /// Each parent's children, in pid order: a listing of one parent's children reads these,
+    /// not every row.
+    children: HashMap<Pid, BTreeSet<Pid>>,
     grants: BTreeMap<GrantId, Grant>,
+    /// Each holder's grants, in id order.
+    held: HashMap<Pid, BTreeSet<GrantId>>,
     objects: ObjectSpace,
     payloads: HashMap<Oid, Envelope>,
     checkpoints: HashMap<Pid, Envelope>,
@@ -53,31 +58,48 @@ pub(crate) fn closure(grants: &BTreeMap<GrantId, Grant>, root: GrantId) -> Vec<G
     crate::kernel::capability::revocation_closure(&all, root)
 }
 
+/// The grants as the earlier changes of a change set leave them: the stored grants under the
+/// set's own, so that validating a spawn's grants does not copy every grant ever made.
+struct StagedGrants<'a> {
+    stored: &'a BTreeMap<GrantId, Grant>,
+    staged: BTreeMap<GrantId, Grant>,
+}
+
+impl StagedGrants<'_> {
+    fn get(&self, id: GrantId) -> Option<&Grant> {
+        self.staged.get(&id).or_else(|| self.stored.get(&id))
+    }
+
+    /// Revokes `root` and what derives from it; reads every grant, as a revocation does.
+    fn revoke(&mut self, root: GrantId) {
+        let mut all = self.stored.clone();
+        all.extend(self.staged.iter().map(|(id, g)| (*id, g.clone())));
+        for id in closure(&all, root) {
+            if let Some(mut grant) = all.remove(&id) {
+                grant.live = false;
+                self.staged.insert(id, grant);
+            }
+        }
+    }
+}
+
 /// Checks every precondition of a change set in order, against the state as the earlier
 /// changes of the same set leave it, without changing the state; a refused change set leaves
 /// nothing behind.
 fn validate(state: &State, changes: &[Change]) -> Result<(), StoreError> {
-    // Only grants matter for preconditions; copy them only when the set touches grants.
-    let touches_grants = changes.iter().any(|c| matches!(c, Change::PutGrant(_) | Change::RevokeGrant(_)));
-    let mut grants = if touches_grants { state.grants.clone() } else { BTreeMap::new() };
+    let mut grants = StagedGrants { stored: &state.grants, staged: BTreeMap::new() };
     for change in changes {
         match change {
             Change::PutProcess(row) => row.check().map_err(StoreError::Corrupt)?,
             Change::PutGrant(grant) => {
                 if let Some(source) = grant.derived_from
-                    && !grants.get(&source).is_some_and(|g| g.live)
+                    && !grants.get(source).is_some_and(|g| g.live)
                 {
                     return Err(StoreError::SourceGrantRevoked { source_grant: source });
                 }
-                grants.insert(grant.id, grant.clone());
+                grants.staged.insert(grant.id, grant.clone());
             }
-            Change::RevokeGrant(root) => {
-                for id in closure(&grants, *root) {
-                    if let Some(g) = grants.get_mut(&id) {
-                        g.live = false;
-                    }
-                }
-            }
+            Change::RevokeGrant(root) => grants.revoke(*root),
             // A message is written once: the same message again is a no-op (it keeps its ack
             // state); a different message under a stored id is refused.
             Change::PutMessage(message) => {
@@ -103,9 +125,13 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
     for change in changes {
         match change {
             Change::PutProcess(row) => {
+                if let Some(parent) = row.parent {
+                    state.children.entry(parent).or_default().insert(row.pid);
+                }
                 state.processes.insert(row.pid, row);
             }
             Change::PutGrant(grant) => {
+                state.held.entry(grant.holder).or_default().insert(grant.id);
                 state.grants.insert(grant.id, grant);
             }
             Change::RevokeGrant(root) => {
@@ -199,13 +225,20 @@ impl Store for MemoryStore {
 
     fn processes(&self, query: ProcessQuery) -> Result<Vec<ProcessRow>, StoreError> {
         let state = self.state.lock();
-        let rows = state
-            .processes
-            .values()
-            .filter(|r| match query.parent {
-                Some(p) => r.parent == Some(p),
-                None => !query.roots_only || r.parent.is_none(),
-            })
+        let candidates: Box<dyn Iterator<Item = &ProcessRow>> = match query.parent {
+            Some(parent) => Box::new(
+                // A row keeps its parent; the check costs nothing and keeps the index honest.
+                state
+                    .children
+                    .get(&parent)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|pid| state.processes.get(pid))
+                    .filter(move |r| r.parent == Some(parent)),
+            ),
+            None => Box::new(state.processes.values().filter(|r| !query.roots_only || r.parent.is_none())),
+        };
+        let rows = candidates
             .filter(|r| query.include_terminal || !r.status.is_terminal())
             .filter(|r| query.after.is_none_or(|after| r.pid > after))
             .take(query.limit.unwrap_or(usize::MAX))
@@ -215,7 +248,9 @@ impl Store for MemoryStore {
     }
 
     fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError> {
-        Ok(self.state.lock().grants.values().filter(|g| g.holder == holder).cloned().collect())
+        let state = self.state.lock();
+        let held = state.held.get(&holder).into_iter().flatten();
+        Ok(held.filter_map(|id| state.grants.get(id)).filter(|g| g.holder == holder).cloned().collect())
     }
 
     fn object_space(&self) -> Result<ObjectSpace, StoreError> {
