@@ -3,10 +3,10 @@
 //! Each module an agent holds is a durable object the process owns, bound in its namespace
 //! under a fixed name (`agent.history`, `agent.tasks`, …), so `inspect`, forks (by handle) and
 //! merges see them as they see any object. The history object holds the window's snapshot
-//! record (head link and tail); the chunks and links themselves live in the host's chunk store, shared by
-//! every window that holds them. At a turn boundary the loop writes the modules that changed,
-//! then commits the program checkpoint: the checkpoint is the turn's atomic record, and a
-//! restarted agent continues from it.
+//! record (head link and tail); the chunks and links themselves live in the host's chunk
+//! store, shared by every window that holds them. At a turn boundary the loop writes the
+//! modules that changed, then commits the program checkpoint: the checkpoint is the turn's
+//! atomic record, and a restarted agent continues from it.
 
 use super::error::AgentError;
 use crate::actors::Oid;
