@@ -391,6 +391,69 @@ fn restore_refuses_missing_corrupt_and_malformed_input() {
     assert!(matches!(WindowSnapshot::<u32>::decode(&bytes), Err(RestoreError::TooNew { found: 9, .. })));
 }
 
+/// A store whose puts fail once `budget` of them have succeeded: a disk that fills midway
+/// through a snapshot.
+struct FillingStore<'a> {
+    inner: &'a MemoryChunkStore,
+    budget: Cell<usize>,
+}
+
+impl ChunkStore for FillingStore<'_> {
+    fn put(&self, id: ChunkId, bytes: Vec<u8>) -> Result<(), ChunkStoreError> {
+        let Some(left) = self.budget.get().checked_sub(1) else {
+            return Err(ChunkStoreError::Backend { message: "disk full".into() });
+        };
+        self.budget.set(left);
+        self.inner.put(id, bytes)
+    }
+    fn get(&self, id: &ChunkId) -> Result<Option<Vec<u8>>, ChunkStoreError> {
+        self.inner.get(id)
+    }
+    fn contains(&self, id: &ChunkId) -> Result<bool, ChunkStoreError> {
+        self.inner.contains(id)
+    }
+}
+
+/// A snapshot cut short by a failed put reports the failure, leaves the store holding whole
+/// lists only (every link it holds restores), and the next snapshot puts the rest; in every
+/// case the window restores from the store alone.
+#[test]
+fn a_snapshot_cut_short_leaves_whole_lists_and_the_next_one_finishes() {
+    let window = window_of(range(9 * C + 3));
+    for budget in 0..18 {
+        let store = MemoryChunkStore::new();
+        let filling = FillingStore { inner: &store, budget: Cell::new(budget) };
+        assert!(window.snapshot(&filling).is_err(), "{budget} puts are fewer than the 18 needed");
+        assert_eq!(store.len(), budget, "what was put before the failure stays");
+        // Chunk and link alternate, oldest first: the links stored are the first budget / 2.
+        let stored_links = budget / 2;
+        // Ids are content addresses: the record of the stored part, made against any store,
+        // names what this store holds.
+        let partial = window_of(range(stored_links * C));
+        let snapshot = partial.snapshot(&MemoryChunkStore::new()).expect("snapshot of the stored part");
+        if stored_links > 0 {
+            assert_eq!(snapshot.check_stored(&store), Ok(()), "budget {budget}");
+            assert_eq!(Window::restore(snapshot, &store).expect("restore"), partial);
+        }
+        let finished = window.snapshot(&store).expect("the next snapshot finishes");
+        assert_eq!(store.len(), 18);
+        assert_eq!(Window::restore(finished, &store).expect("restore"), window);
+    }
+}
+
+/// A window restored from one store and snapshotted into another writes every chunk and link
+/// there (the links it knows are not stored in the second), and restores from it alone.
+#[test]
+fn a_restored_window_snapshots_whole_into_another_store() {
+    let first = MemoryChunkStore::new();
+    let window = window_of(range(6 * C + 10));
+    let restored = Window::restore(window.snapshot(&first).expect("snapshot"), &first).expect("restore");
+    let second = CountingStore::default();
+    let snapshot = restored.snapshot(&second).expect("snapshot");
+    assert_eq!((second.take_puts(), second.take_link_puts()), (6, 6));
+    assert_eq!(Window::restore(snapshot, &second.inner).expect("restore"), window);
+}
+
 /// A version 2 record listed every chunk id. It still restores, and the next snapshot of the
 /// restored window writes the links (and no chunk again) and names them by head.
 #[test]
