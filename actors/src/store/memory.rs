@@ -8,6 +8,7 @@ use crate::kernel::objects::{ObjectChange, ObjectSpace};
 use crate::kernel::process::ProcessRow;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use uuid::Uuid;
 
 /// Kernel state in memory. Commits apply atomically under one short lock.
 #[derive(Default)]
@@ -19,12 +20,13 @@ pub struct MemoryStore {
 struct State {
     epoch: u64,
     processes: BTreeMap<Pid, ProcessRow>,
-    /// Each parent's children, in pid order: a listing of one parent's children reads these,
-    /// not every row.
-    children: HashMap<Pid, BTreeSet<Pid>>,
+    /// (parent, child) for every row with a parent, so that a listing of one parent's
+    /// children reads a range, not every row. One set, not a set per parent: an entry costs
+    /// the same whatever the number of parents.
+    children: BTreeSet<(Pid, Pid)>,
     grants: BTreeMap<GrantId, Grant>,
-    /// Each holder's grants, in id order.
-    held: HashMap<Pid, BTreeSet<GrantId>>,
+    /// (holder, grant) for every grant, likewise.
+    held: BTreeSet<(Pid, GrantId)>,
     objects: ObjectSpace,
     payloads: HashMap<Oid, Envelope>,
     checkpoints: HashMap<Pid, Envelope>,
@@ -126,12 +128,12 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
         match change {
             Change::PutProcess(row) => {
                 if let Some(parent) = row.parent {
-                    state.children.entry(parent).or_default().insert(row.pid);
+                    state.children.insert((parent, row.pid));
                 }
                 state.processes.insert(row.pid, row);
             }
             Change::PutGrant(grant) => {
-                state.held.entry(grant.holder).or_default().insert(grant.id);
+                state.held.insert((grant.holder, grant.id));
                 state.grants.insert(grant.id, grant);
             }
             Change::RevokeGrant(root) => {
@@ -230,10 +232,9 @@ impl Store for MemoryStore {
                 // A row keeps its parent; the check costs nothing and keeps the index honest.
                 state
                     .children
-                    .get(&parent)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|pid| state.processes.get(pid))
+                    .range((parent, Pid(Uuid::nil()))..)
+                    .take_while(move |(p, _)| *p == parent)
+                    .filter_map(|(_, pid)| state.processes.get(pid))
                     .filter(move |r| r.parent == Some(parent)),
             ),
             None => Box::new(state.processes.values().filter(|r| !query.roots_only || r.parent.is_none())),
@@ -249,8 +250,8 @@ impl Store for MemoryStore {
 
     fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError> {
         let state = self.state.lock();
-        let held = state.held.get(&holder).into_iter().flatten();
-        Ok(held.filter_map(|id| state.grants.get(id)).filter(|g| g.holder == holder).cloned().collect())
+        let held = state.held.range((holder, GrantId(Uuid::nil()))..).take_while(|(h, _)| *h == holder);
+        Ok(held.filter_map(|(_, id)| state.grants.get(id)).filter(|g| g.holder == holder).cloned().collect())
     }
 
     fn object_space(&self) -> Result<ObjectSpace, StoreError> {
