@@ -1,6 +1,7 @@
 //! Child exit → parent wake latency: a parent blocked in `wait_child_process` on a live child;
 //! the child exits; time until the parent's wait answers. Baseline in the same run: the same
-//! hand-off between two tasks over a tokio oneshot, and a raw ractor message round trip.
+//! hand-off between two tasks over a tokio oneshot. (A bare ractor call round trip is measured
+//! in `mailbox_throughput`.)
 
 mod common;
 
