@@ -74,10 +74,10 @@ impl StagedGrants<'_> {
 
     /// Revokes `root` and what derives from it; reads every grant, as a revocation does.
     fn revoke(&mut self, root: GrantId) {
-        let mut all = self.stored.clone();
-        all.extend(self.staged.iter().map(|(id, g)| (*id, g.clone())));
-        for id in closure(&all, root) {
-            if let Some(mut grant) = all.remove(&id) {
+        let stored = self.stored.iter().filter(|(id, _)| !self.staged.contains_key(id)).map(|(_, g)| g);
+        let all: Vec<Grant> = stored.chain(self.staged.values()).cloned().collect();
+        for id in crate::kernel::capability::revocation_closure(&all, root) {
+            if let Some(mut grant) = self.get(id).cloned() {
                 grant.live = false;
                 self.staged.insert(id, grant);
             }

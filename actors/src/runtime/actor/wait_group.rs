@@ -24,7 +24,8 @@ impl ProcessActor {
         let me = state.pid();
         let one_call = Usage { tool_calls: 1, ..Usage::default() };
         let mut answers: Vec<Option<Result<WaitResult, ToolError>>> = Vec::with_capacity(children.len());
-        let mut ended = Vec::new();
+        // The ended children, and where each one's answer goes.
+        let (mut ended, mut ended_at) = (Vec::new(), Vec::new());
         let mut exhausted = None;
         for (index, pid) in children.iter().enumerate() {
             if exhausted.is_some() {
@@ -47,21 +48,21 @@ impl ProcessActor {
             match row {
                 Ok(child) => {
                     answers.push(None);
-                    ended.push((index, child));
+                    ended.push(child);
+                    ended_at.push(index);
                 }
                 Err(e) => answers.push(Some(Err(e))),
             }
         }
         if !ended.is_empty() {
-            let children: Vec<ProcessRow> = ended.iter().map(|(_, child)| child.clone()).collect();
-            match self.grant_results(me, &children).await {
+            match self.grant_results(me, &ended).await {
                 Ok(results) => {
-                    for ((index, _), result) in ended.iter().zip(results) {
+                    for (index, result) in ended_at.iter().zip(results) {
                         answers[*index] = Some(Ok(result));
                     }
                 }
                 Err(e) => {
-                    for (index, _) in &ended {
+                    for index in &ended_at {
                         answers[*index] = Some(Err(e.clone()));
                     }
                 }
