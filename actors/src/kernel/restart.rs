@@ -218,9 +218,11 @@ pub struct RestartState {
     /// Its own policy as a child.
     #[serde(default)]
     pub policy: RestartPolicy,
-    /// What it is relaunched from; present for every `permanent` or `transient` child.
+    /// What it is relaunched from; present for every `permanent` or `transient` child. Boxed:
+    /// most processes are temporary, and every row (in the store and in the process's state)
+    /// would otherwise carry a launch request's worth of bytes inline.
     #[serde(default)]
-    pub spec: Option<ChildSpec>,
+    pub spec: Option<Box<ChildSpec>>,
     /// How it supervises its children; `None` means [`Supervision::DEFAULT`].
     #[serde(default)]
     pub supervision: Option<Supervision>,
@@ -249,12 +251,14 @@ impl RestartState {
 
     /// The state of a child launched `seq`-th with `request` as pid `pid`.
     pub fn launched(request: &LaunchRequest, seq: u64, pid: Pid) -> RestartState {
-        let spec = (request.restart != RestartPolicy::Temporary).then(|| ChildSpec {
-            request: LaunchRequest { launch_key: None, ..request.clone() },
-            seq,
-            child_id: pid,
-            incarnation: 0,
-            restart_of: None,
+        let spec = (request.restart != RestartPolicy::Temporary).then(|| {
+            Box::new(ChildSpec {
+                request: LaunchRequest { launch_key: None, ..request.clone() },
+                seq,
+                child_id: pid,
+                incarnation: 0,
+                restart_of: None,
+            })
         });
         RestartState { policy: request.restart, spec, supervision: request.supervision, history: Vec::new() }
     }

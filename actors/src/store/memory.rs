@@ -19,7 +19,9 @@ pub struct MemoryStore {
 #[derive(Default)]
 struct State {
     epoch: u64,
-    processes: BTreeMap<Pid, ProcessRow>,
+    /// Boxed: a row is several hundred bytes, and a B-tree leaf holds eleven entries inline
+    /// whether or not they are in use.
+    processes: BTreeMap<Pid, Box<ProcessRow>>,
     /// (parent, child) for every row with a parent, so that a listing of one parent's
     /// children reads a range, not every row. One set, not a set per parent: an entry costs
     /// the same whatever the number of parents.
@@ -130,7 +132,7 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
                 if let Some(parent) = row.parent {
                     state.children.insert((parent, row.pid));
                 }
-                state.processes.insert(row.pid, row);
+                state.processes.insert(row.pid, Box::new(row));
             }
             Change::PutGrant(grant) => {
                 state.held.insert((grant.holder, grant.id));
@@ -222,7 +224,7 @@ impl Store for MemoryStore {
     }
 
     fn process(&self, pid: Pid) -> Result<Option<ProcessRow>, StoreError> {
-        Ok(self.state.lock().processes.get(&pid).cloned())
+        Ok(self.state.lock().processes.get(&pid).map(|row| (**row).clone()))
     }
 
     fn processes(&self, query: ProcessQuery) -> Result<Vec<ProcessRow>, StoreError> {
@@ -234,10 +236,16 @@ impl Store for MemoryStore {
                     .children
                     .range((parent, Pid(Uuid::nil()))..)
                     .take_while(move |(p, _)| *p == parent)
-                    .filter_map(|(_, pid)| state.processes.get(pid))
+                    .filter_map(|(_, pid)| state.processes.get(pid).map(|row| &**row))
                     .filter(move |r| r.parent == Some(parent)),
             ),
-            None => Box::new(state.processes.values().filter(|r| !query.roots_only || r.parent.is_none())),
+            None => Box::new(
+                state
+                    .processes
+                    .values()
+                    .map(|row| &**row)
+                    .filter(|r| !query.roots_only || r.parent.is_none()),
+            ),
         };
         let rows = candidates
             .filter(|r| query.include_terminal || !r.status.is_terminal())

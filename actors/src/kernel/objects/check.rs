@@ -30,38 +30,30 @@ impl ObjectSpace {
     }
 
     fn check_indexes(&self) -> Result<(), InvariantViolation> {
-        let indexed: usize = self.by_owner.values().map(|s| s.len()).sum();
+        let indexed = self.by_owner.len();
         if indexed != self.objects.len() {
             return broken(format!("owner index holds {indexed} objects, the space {}", self.objects.len()));
         }
-        for (owner, oids) in &self.by_owner {
-            for oid in oids {
-                if self.objects.get(oid).is_none_or(|o| &o.owner != owner) {
-                    return broken(format!("owner index lists {oid} under {owner}"));
-                }
+        for (owner, oid) in &self.by_owner {
+            if self.objects.get(oid).is_none_or(|o| &o.owner != owner) {
+                return broken(format!("owner index lists {oid} under {owner}"));
             }
         }
-        let mut names = std::collections::BTreeMap::new();
-        for (pid, memory) in &self.processes {
-            for (name, oid) in &memory.namespace {
-                names
-                    .entry((*pid, *oid))
-                    .or_insert_with(std::collections::BTreeSet::new)
-                    .insert(name.clone());
-            }
-        }
+        let names: std::collections::BTreeSet<_> = self
+            .processes
+            .iter()
+            .flat_map(|(pid, memory)| memory.namespace.iter().map(|(name, oid)| (*pid, *oid, name.clone())))
+            .collect();
         if names != self.names_by_oid {
             return broken("the name index does not match the namespaces".to_string());
         }
-        let indexed: usize = self.holders.values().map(|s| s.len()).sum();
+        let indexed = self.holders.len();
         if indexed != self.handles.len() {
             return broken(format!("holder index holds {indexed} handles, the space {}", self.handles.len()));
         }
-        for (oid, holders) in &self.holders {
-            for holder in holders {
-                if !self.handles.contains_key(&(*holder, *oid)) {
-                    return broken(format!("holder index lists {holder} on {oid} without a handle"));
-                }
+        for (oid, holder) in &self.holders {
+            if !self.handles.contains_key(&(*holder, *oid)) {
+                return broken(format!("holder index lists {holder} on {oid} without a handle"));
             }
         }
         Ok(())
@@ -143,16 +135,23 @@ impl ObjectSpace {
                 }
             }
         }
-        for (owner, oids) in &self.by_owner {
-            if matches!(owner, Owner::ProcessResult(_)) && oids.len() > 1 {
-                return broken(format!("{owner} owns {} result objects", oids.len()));
+        // Per owner: how many results a result owner has, how many live instances a profile.
+        let mut counted: std::collections::BTreeMap<&Owner, usize> = std::collections::BTreeMap::new();
+        for (owner, oid) in &self.by_owner {
+            let counts = match owner {
+                Owner::ProcessResult(_) => true,
+                Owner::Profile(_) => self.objects.get(oid).is_some_and(|o| !o.released),
+                Owner::Process(_) | Owner::Host => false,
+            };
+            if counts {
+                *counted.entry(owner).or_default() += 1;
             }
-            if matches!(owner, Owner::Profile(_)) {
-                let live =
-                    oids.iter().filter(|oid| self.objects.get(oid).is_some_and(|o| !o.released)).count();
-                if live > 1 {
-                    return broken(format!("{owner} owns {live} live instances"));
-                }
+        }
+        for (owner, count) in counted {
+            if count > 1 {
+                let what =
+                    if matches!(owner, Owner::Profile(_)) { "live instances" } else { "result objects" };
+                return broken(format!("{owner} owns {count} {what}"));
             }
         }
         Ok(())

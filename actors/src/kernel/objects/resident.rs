@@ -39,15 +39,11 @@ impl ObjectSpace {
             .filter(|(pid, _)| kept.contains(pid))
             .map(|(p, m)| (*p, m.clone()))
             .collect();
-        resident.names_by_oid = self
-            .names_by_oid
-            .iter()
-            .filter(|((pid, _), _)| kept.contains(pid))
-            .map(|(k, v)| (*k, v.clone()))
-            .collect();
+        resident.names_by_oid =
+            self.names_by_oid.iter().filter(|(pid, _, _)| kept.contains(pid)).cloned().collect();
         for oid in oids {
             if let Some(meta) = self.objects.get(&oid) {
-                resident.by_owner.entry(meta.owner.clone()).or_default().insert(oid);
+                resident.by_owner.insert((meta.owner.clone(), oid));
                 resident.objects.insert(oid, meta.clone());
             }
         }

@@ -31,14 +31,16 @@ pub struct ProcessMemory {
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct ObjectSpace {
     pub(super) objects: BTreeMap<Oid, ObjectMeta>,
-    /// Index: owner → its objects (released ones included).
-    pub(super) by_owner: BTreeMap<Owner, BTreeSet<Oid>>,
+    /// Index: (owner, object) for every object (released ones included). The indexes are
+    /// sets of tuples, not a set per key: most keys have one entry (a process owns its goal,
+    /// one process holds it, under one name), and a set per key costs a whole B-tree leaf.
+    pub(super) by_owner: BTreeSet<(Owner, Oid)>,
     pub(super) handles: BTreeMap<(Pid, Oid), Handle>,
-    /// Index: object → the processes holding a handle on it.
-    pub(super) holders: BTreeMap<Oid, BTreeSet<Pid>>,
+    /// Index: (object, holder) for every handle.
+    pub(super) holders: BTreeSet<(Oid, Pid)>,
     pub(super) processes: BTreeMap<Pid, ProcessMemory>,
-    /// Index: (process, object) → the names the process binds to it.
-    pub(super) names_by_oid: BTreeMap<(Pid, Oid), BTreeSet<String>>,
+    /// Index: (process, object, name) for every name a process binds.
+    pub(super) names_by_oid: BTreeSet<(Pid, Oid, String)>,
 }
 
 impl ObjectSpace {
@@ -59,7 +61,8 @@ impl ObjectSpace {
 
     /// The objects an owner owns (released ones included), in OID order.
     pub fn owned_by(&self, owner: &Owner) -> impl Iterator<Item = Oid> + '_ {
-        self.by_owner.get(owner).into_iter().flatten().copied()
+        let (first, last) = ((owner.clone(), Oid(Uuid::nil())), (owner.clone(), Oid(Uuid::max())));
+        self.by_owner.range(first..=last).map(|(_, oid)| *oid)
     }
 
     /// The result object `process_exit(payload)` made for `pid`, if any.
@@ -89,7 +92,7 @@ impl ObjectSpace {
 
     /// The processes holding a handle on `oid`.
     pub fn holders_of(&self, oid: Oid) -> impl Iterator<Item = Pid> + '_ {
-        self.holders.get(&oid).into_iter().flatten().copied()
+        self.holders.range((oid, Pid(Uuid::nil()))..=(oid, Pid(Uuid::max()))).map(|(_, pid)| *pid)
     }
 
     /// A process's memory, collected or not.
@@ -143,7 +146,7 @@ impl ObjectSpace {
                     let old_owner = old.owner.clone();
                     self.unindex_owner(&old_owner, meta.oid);
                 }
-                self.by_owner.entry(meta.owner.clone()).or_default().insert(meta.oid);
+                self.by_owner.insert((meta.owner.clone(), meta.oid));
                 self.objects.insert(meta.oid, meta);
             }
             ObjectChange::ReleaseObject { oid } => {
@@ -152,30 +155,25 @@ impl ObjectSpace {
                 }
             }
             ObjectChange::PutHandle(handle) => {
-                self.holders.entry(handle.oid).or_default().insert(handle.holder);
+                self.holders.insert((handle.oid, handle.holder));
                 self.handles.insert((handle.holder, handle.oid), handle);
             }
             ObjectChange::RevokeHandle { holder, oid } => {
                 self.handles.remove(&(holder, oid));
-                if let Some(set) = self.holders.get_mut(&oid) {
-                    set.remove(&holder);
-                    if set.is_empty() {
-                        self.holders.remove(&oid);
-                    }
-                }
+                self.holders.remove(&(oid, holder));
             }
             ObjectChange::PutName { pid, name, oid } => {
                 let namespace = &mut self.processes.entry(pid).or_default().namespace;
                 if let Some(old) = namespace.insert(name.clone(), oid) {
-                    Self::unindex_name(&mut self.names_by_oid, pid, old, &name);
+                    self.names_by_oid.remove(&(pid, old, name.clone()));
                 }
-                self.names_by_oid.entry((pid, oid)).or_default().insert(name);
+                self.names_by_oid.insert((pid, oid, name));
             }
             ObjectChange::RemoveName { pid, name } => {
                 if let Some(memory) = self.processes.get_mut(&pid)
                     && let Some(old) = memory.namespace.remove(&name)
                 {
-                    Self::unindex_name(&mut self.names_by_oid, pid, old, &name);
+                    self.names_by_oid.remove(&(pid, old, name));
                 }
             }
             ObjectChange::PutRoot { pid, oid } => {
@@ -210,19 +208,19 @@ impl ObjectSpace {
                 continue;
             }
             for (name, oid) in &memory.namespace {
-                self.names_by_oid.entry((pid, *oid)).or_default().insert(name.clone());
+                self.names_by_oid.insert((pid, *oid, name.clone()));
             }
             self.processes.insert(pid, memory);
         }
         for (oid, meta) in other.objects {
             if !self.objects.contains_key(&oid) {
-                self.by_owner.entry(meta.owner.clone()).or_default().insert(oid);
+                self.by_owner.insert((meta.owner.clone(), oid));
                 self.objects.insert(oid, meta);
             }
         }
         for (key, handle) in other.handles {
             if !self.handles.contains_key(&key) {
-                self.holders.entry(handle.oid).or_default().insert(handle.holder);
+                self.holders.insert((handle.oid, handle.holder));
                 self.handles.insert(key, handle);
             }
         }
@@ -240,42 +238,34 @@ impl ObjectSpace {
             self.apply_one(ObjectChange::RevokeHandle { holder: pid, oid });
         }
         let owner = Owner::Process(pid);
-        for oid in self.by_owner.remove(&owner).unwrap_or_default() {
+        let owned: Vec<Oid> = self.owned_by(&owner).collect();
+        for oid in owned {
+            self.by_owner.remove(&(owner.clone(), oid));
             self.objects.remove(&oid);
         }
     }
 
     /// The names `pid` binds to `oid`, in order.
     pub fn names_of(&self, pid: Pid, oid: Oid) -> impl Iterator<Item = &String> {
-        self.names_by_oid.get(&(pid, oid)).into_iter().flatten()
+        self.names_by_oid
+            .range((pid, oid, String::new())..)
+            .take_while(move |(p, o, _)| (*p, *o) == (pid, oid))
+            .map(|(_, _, name)| name)
     }
 
     fn unindex_names(&mut self, pid: Pid) {
-        let keys: Vec<(Pid, Oid)> = self
+        let keys: Vec<(Pid, Oid, String)> = self
             .names_by_oid
-            .range((pid, Oid(Uuid::nil()))..=(pid, Oid(Uuid::max())))
-            .map(|(k, _)| *k)
+            .range((pid, Oid(Uuid::nil()), String::new())..)
+            .take_while(|(p, _, _)| *p == pid)
+            .cloned()
             .collect();
         for key in keys {
             self.names_by_oid.remove(&key);
         }
     }
 
-    fn unindex_name(index: &mut BTreeMap<(Pid, Oid), BTreeSet<String>>, pid: Pid, oid: Oid, name: &str) {
-        if let Some(set) = index.get_mut(&(pid, oid)) {
-            set.remove(name);
-            if set.is_empty() {
-                index.remove(&(pid, oid));
-            }
-        }
-    }
-
     fn unindex_owner(&mut self, owner: &Owner, oid: Oid) {
-        if let Some(set) = self.by_owner.get_mut(owner) {
-            set.remove(&oid);
-            if set.is_empty() {
-                self.by_owner.remove(owner);
-            }
-        }
+        self.by_owner.remove(&(owner.clone(), oid));
     }
 }

@@ -274,12 +274,12 @@ impl ProcessActor {
                 let next = ChildSpec {
                     incarnation: spec.incarnation + 1,
                     restart_of: Some(old.pid),
-                    ..spec.clone()
+                    ..(*spec).clone()
                 };
                 let generation = old.state_generation + 1;
                 let shaped = stage_launch(stage, images, parent, &spec.request, None, |row| {
                     row.state_generation = generation;
-                    row.restart.spec = Some(next.clone());
+                    row.restart.spec = Some(Box::new(next.clone()));
                 });
                 let mut record = RestartRecord {
                     at_ms,
