@@ -20,7 +20,7 @@ fn copies(host: &AgentHost) -> Vec<(Pid, EventRecord)> {
         .records()
         .into_iter()
         .filter(|r| matches!(r.event, AgentEvent::AgentSpawned { via: SpawnVia::Fork, .. }))
-        .map(|r| (r.pid.parse().expect("a pid"), r))
+        .map(|r| (r.pid.parse().expect("a pid"), EventRecord::clone(&r)))
         .collect()
 }
 

@@ -18,7 +18,7 @@ fn spawned(host: &AgentHost) -> Vec<(Pid, EventRecord)> {
         .records()
         .into_iter()
         .filter(|r| matches!(r.event, AgentEvent::AgentSpawned { via: SpawnVia::Spawn, .. }))
-        .map(|r| (r.pid.parse().expect("a pid"), r))
+        .map(|r| (r.pid.parse().expect("a pid"), EventRecord::clone(&r)))
         .collect()
 }
 

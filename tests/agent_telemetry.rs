@@ -150,8 +150,10 @@ fn the_jsonl_file_round_trips_and_appends() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join(EVENTS_FILE);
     let telemetry = Telemetry::with_jsonl(&path).expect("open");
-    let emitted: Vec<EventRecord> =
-        every_event().into_iter().map(|event| telemetry.emit(PID, "agent-1", event)).collect();
+    let emitted: Vec<EventRecord> = every_event()
+        .into_iter()
+        .map(|event| EventRecord::clone(&telemetry.emit(PID, "agent-1", event)))
+        .collect();
     assert_eq!(read_jsonl(&path).expect("read"), emitted);
     let text = std::fs::read_to_string(&path).expect("read");
     assert_eq!(text.lines().count(), emitted.len());
@@ -171,7 +173,7 @@ fn the_jsonl_file_round_trips_and_appends() {
     assert_eq!(more.seq, emitted.len() as u64 + 1);
     let all = read_jsonl(&path).expect("read");
     assert_eq!(all.len(), emitted.len() + 1);
-    assert_eq!(all.last(), Some(&more));
+    assert_eq!(all.last(), Some(&*more));
 
     // An incremental reader sees only what was appended since it last read.
     let mut reader = EventFileReader::new(&path);
@@ -181,7 +183,7 @@ fn the_jsonl_file_round_trips_and_appends() {
         again.emit(PID, "agent-1", AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: "x".into() });
     let new = reader.read_new().expect("read");
     assert_eq!(new.len(), 1);
-    assert_eq!(new[0].record, last);
+    assert_eq!(new[0].record, *last);
     assert_eq!(new[0].line, all.len() as u64 + 1);
     assert_eq!(new[0].text, serde_json::to_string(&last).expect("json"));
     assert_eq!(reader.finish().expect("finish"), None);

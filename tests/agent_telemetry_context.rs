@@ -18,6 +18,7 @@ use agentvisor::agent::window::{CHUNK_ITEMS_MAX, ChunkId, Window};
 use proptest::prelude::*;
 use serde_json::json;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// A turn of `notes` calls, each writing its own page: enough messages to seal chunks.
 fn many_notes(notes: usize) -> ScriptedTurn {
@@ -32,14 +33,14 @@ fn many_notes(notes: usize) -> ScriptedTurn {
 fn spawned_via(host: &AgentHost, via: SpawnVia) -> Vec<String> {
     host.telemetry()
         .records()
-        .into_iter()
+        .iter()
         .filter(|r| matches!(&r.event, AgentEvent::AgentSpawned { via: v, .. } if *v == via))
-        .map(|r| r.agent_id)
+        .map(|r| r.agent_id.clone())
         .collect()
 }
 
 /// The chunk ids whose content `stream` states, in order.
-fn stated(stream: &[EventRecord]) -> Vec<ChunkId> {
+fn stated(stream: &[Arc<EventRecord>]) -> Vec<ChunkId> {
     stream
         .iter()
         .filter_map(|r| match &r.event {
@@ -50,7 +51,7 @@ fn stated(stream: &[EventRecord]) -> Vec<ChunkId> {
 }
 
 /// The chunks `stream`'s `agent_spawned` names.
-fn named(stream: &[EventRecord]) -> Vec<ChunkId> {
+fn named(stream: &[Arc<EventRecord>]) -> Vec<ChunkId> {
     stream
         .iter()
         .find_map(|r| match &r.event {

@@ -28,7 +28,7 @@ fn label(names: &Names, record: &EventRecord) -> String {
 struct Names(Vec<(String, String)>);
 
 impl Names {
-    fn new(records: &[EventRecord]) -> Names {
+    fn new(records: &[std::sync::Arc<EventRecord>]) -> Names {
         let mut names = Vec::new();
         let mut forks = 0;
         for record in records {

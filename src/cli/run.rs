@@ -296,7 +296,7 @@ pub(crate) async fn live_view(
             changed = seats.changed() => if changed.is_err() { return },
             event = events.recv() => {
                 if let Ok(record) = event && let AgentEvent::TurnCompleted { .. } = record.event {
-                    *turns.entry(record.pid).or_default() += 1;
+                    *turns.entry(record.pid.clone()).or_default() += 1;
                 }
                 continue;
             }

@@ -244,7 +244,7 @@ pub async fn finished(runtime: &Runtime, pid: Pid) -> Finished {
 /// The events of one process, in order.
 pub fn events_of(host: &AgentHost, pid: Pid) -> Vec<EventRecord> {
     let pid = pid.to_string();
-    host.telemetry().records().into_iter().filter(|r| r.pid == pid).collect()
+    host.telemetry().records().iter().filter(|r| r.pid == pid).map(|r| EventRecord::clone(r)).collect()
 }
 
 /// The refusals recorded for a process: (tool, code, message).

@@ -6,6 +6,7 @@ use super::event::{AgentEvent, EventRecord};
 use crate::agent::brain::Message;
 use crate::agent::window::{ChunkId, SealedChunk, SnapshotError, Window};
 use serde::{Deserialize, Serialize};
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
 /// A window as an event names it: its sealed chunks by id, oldest first, then the newest
@@ -92,9 +93,9 @@ pub enum ContextError {
 /// them): the window it inherited, then its opening messages, message by message. Each text is
 /// as the stream states it: redacted, and capped at
 /// [`EVENT_FIELD_CHARS_MAX`](crate::agent::limits::EVENT_FIELD_CHARS_MAX) characters per field.
-pub fn rebuild_context(stream: &[EventRecord]) -> Result<Vec<Message>, ContextError> {
-    if let Some(first) = stream.first()
-        && let Some(other) = stream.iter().find(|r| r.agent_id != first.agent_id)
+pub fn rebuild_context<R: Borrow<EventRecord>>(stream: &[R]) -> Result<Vec<Message>, ContextError> {
+    if let Some(first) = stream.first().map(Borrow::borrow)
+        && let Some(other) = stream.iter().map(Borrow::borrow).find(|r| r.agent_id != first.agent_id)
     {
         return Err(ContextError::MixedStreams {
             first: first.agent_id.clone(),
@@ -104,7 +105,7 @@ pub fn rebuild_context(stream: &[EventRecord]) -> Result<Vec<Message>, ContextEr
     let mut stated: HashMap<ChunkId, &[Message]> = HashMap::new();
     let mut spawned = None;
     for record in stream {
-        match &record.event {
+        match &record.borrow().event {
             AgentEvent::ContextChunk { chunk, messages } => {
                 stated.entry(*chunk).or_insert(messages);
             }

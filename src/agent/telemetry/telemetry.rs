@@ -38,7 +38,9 @@ struct Inner {
     state: Mutex<State>,
     /// The secrets taken out of every event before anything else sees it.
     redactor: parking_lot::RwLock<Redactor>,
-    tx: broadcast::Sender<EventRecord>,
+    /// Records are shared, not copied: a fork's `context_chunk` records carry a whole
+    /// conversation, kept in memory and sent to every subscriber.
+    tx: broadcast::Sender<Arc<EventRecord>>,
     progress: broadcast::Sender<ModelProgress>,
     answered: broadcast::Sender<CallAnswered>,
 }
@@ -67,7 +69,7 @@ pub struct ModelProgress {
 struct State {
     next_seq: u64,
     /// The newest records, each with the length of its JSON line.
-    records: VecDeque<(EventRecord, usize)>,
+    records: VecDeque<(Arc<EventRecord>, usize)>,
     /// The lengths of the records kept, added up.
     records_bytes: usize,
     sink: Option<JsonlSink>,
@@ -174,7 +176,7 @@ impl Telemetry {
 
     /// Emits `event` on the stream of incarnation `agent_id` of process `pid`, and returns the
     /// record as written.
-    pub fn emit(&self, pid: &str, agent_id: &str, event: AgentEvent) -> EventRecord {
+    pub fn emit(&self, pid: &str, agent_id: &str, event: AgentEvent) -> Arc<EventRecord> {
         let event = self.prepare(event);
         let record = {
             let mut state = self.inner.state.lock();
@@ -195,7 +197,7 @@ impl Telemetry {
         transition: Option<EventOn>,
         spawned: EventOn,
         context: &ContextSource,
-    ) -> Vec<EventRecord> {
+    ) -> Vec<Arc<EventRecord>> {
         debug_assert!(
             matches!(&spawned.event, AgentEvent::AgentSpawned { inherited, .. } if *inherited == context.named()),
             "an agent_spawned names the context it is emitted with"
@@ -221,14 +223,14 @@ impl Telemetry {
         }));
         let run: Vec<EventOn> =
             run.into_iter().map(|on| EventOn { event: self.prepare(on.event), ..on }).collect();
-        let records: Vec<EventRecord> = {
+        let records: Vec<Arc<EventRecord>> = {
             let mut state = self.inner.state.lock();
             for chunk in &new {
                 state.stated.insert(&spawned.agent_id, chunk.id());
             }
             run.into_iter().map(|on| self.append(&mut state, &on.pid, &on.agent_id, on.event)).collect()
         };
-        records.iter().for_each(log);
+        records.iter().for_each(|record| log(record));
         records
     }
 
@@ -241,7 +243,7 @@ impl Telemetry {
 
     /// Numbers, stamps and records a prepared event: in memory, in the file, on the broadcast.
     /// Called under the state lock, so all three are in seq order.
-    fn append(&self, state: &mut State, pid: &str, agent_id: &str, event: AgentEvent) -> EventRecord {
+    fn append(&self, state: &mut State, pid: &str, agent_id: &str, event: AgentEvent) -> Arc<EventRecord> {
         let at_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -261,14 +263,15 @@ impl Telemetry {
                 state.records_bytes = state.records_bytes.saturating_sub(dropped);
             }
         }
-        state.records.push_back((record.clone(), bytes));
+        let record = Arc::new(record);
+        state.records.push_back((Arc::clone(&record), bytes));
         state.records_bytes = state.records_bytes.saturating_add(bytes);
         if let Some(sink) = state.sink.as_mut() {
             sink.append(record.seq, line);
         }
         // Sent under the lock so subscribers receive records in seq order; `send` never
         // waits. No subscriber is not an error.
-        let _ = self.inner.tx.send(record.clone());
+        let _ = self.inner.tx.send(Arc::clone(&record));
         debug_assert!(record.seq >= 1, "seq counts from 1");
         record
     }
@@ -314,27 +317,26 @@ impl Telemetry {
     }
 
     /// A new subscription; it receives the records emitted from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<EventRecord> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<EventRecord>> {
         self.inner.tx.subscribe()
     }
 
     /// The records emitted so far, oldest first: all of them, or the newest that fit in
     /// [`RECORDS_MAX`] records and [`RECORDS_BYTES_MAX`] bytes of JSON.
-    pub fn records(&self) -> Vec<EventRecord> {
-        self.inner.state.lock().records.iter().map(|(r, _)| r.clone()).collect()
+    pub fn records(&self) -> Vec<Arc<EventRecord>> {
+        self.inner.state.lock().records.iter().map(|(r, _)| Arc::clone(r)).collect()
     }
 
     /// The records on incarnation `agent_id`'s stream, oldest first (from those
     /// [`records`](Self::records) keeps).
-    pub fn stream(&self, agent_id: &str) -> Vec<EventRecord> {
+    pub fn stream(&self, agent_id: &str) -> Vec<Arc<EventRecord>> {
         self.inner
             .state
             .lock()
             .records
             .iter()
-            .map(|(r, _)| r)
-            .filter(|r| r.agent_id == agent_id)
-            .cloned()
+            .filter(|(r, _)| r.agent_id == agent_id)
+            .map(|(r, _)| Arc::clone(r))
             .collect()
     }
 
