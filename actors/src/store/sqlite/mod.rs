@@ -29,7 +29,7 @@ use rusqlite::Connection;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The durability settings of the writer's connection, as SQLite reports them.
+/// The settings of the writer's connection, as SQLite reports them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriterPragmas {
     /// `PRAGMA journal_mode`, e.g. `wal`.
@@ -40,6 +40,9 @@ pub struct WriterPragmas {
     pub foreign_keys: bool,
     /// `PRAGMA busy_timeout`, in milliseconds.
     pub busy_timeout_ms: i64,
+    /// `SQLITE_DBCONFIG_ENABLE_QPSG`: a prepared statement keeps its plan whatever values
+    /// are bound to it (so a cached statement is not prepared again on each use).
+    pub stable_plans: bool,
 }
 
 /// The writer's connection.
@@ -176,6 +179,7 @@ fn pragmas(conn: &Connection) -> rusqlite::Result<WriterPragmas> {
         synchronous: conn.pragma_query_value(None, "synchronous", |r| r.get(0))?,
         foreign_keys: conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?,
         busy_timeout_ms: conn.pragma_query_value(None, "busy_timeout", |r| r.get(0))?,
+        stable_plans: conn.db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG)?,
     })
 }
 

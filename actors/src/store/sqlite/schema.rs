@@ -5,6 +5,7 @@
 
 use crate::store::sql::read::RESIDENT_INDEXES;
 use crate::store::{SCHEMA_VERSION, StoreError};
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 use std::time::Duration;
@@ -193,12 +194,9 @@ fn open_error(path: &Path, message: impl std::fmt::Display) -> StoreError {
 /// Opens (creating if needed) the writer's connection: checks the schema version, sets WAL and
 /// `synchronous=FULL`, and creates the schema.
 pub(super) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|e| open_error(path, e))?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| open_error(path, e))?;
+    let flags =
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = open_connection(path, path, flags)?;
     // Refuse a newer file before changing anything in it, journal mode included.
     check_version(&conn, path)?;
     let mode: String = conn
@@ -223,10 +221,25 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
 
 /// Opens a connection that can only read (a reader of the pool, or the read-only view).
 pub(super) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
-    let conn =
-        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .map_err(|e| open_error(path, e))?;
+    open_connection(path, path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+}
+
+/// Opens `target` (a path or a URI) with `flags`, as every connection of the store is set up:
+/// the busy timeout, and stable plans. The bundled SQLite is built with STAT4, under which a
+/// statement whose parameter meets an index is re-prepared (parsed and planned again) every
+/// time the parameter is bound anew, cached or not: listing one parent's children, or one
+/// mailbox, paid a parse and a plan each time. With the query planner stability guarantee a
+/// cached statement keeps its plan; the store's plans never depend on a parameter's value (its
+/// partial indexes are chosen by literal predicates, and `INDEXED BY` where SQLite needs
+/// telling).
+fn open_connection(
+    target: impl AsRef<Path>,
+    path: &Path,
+    flags: OpenFlags,
+) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(target.as_ref(), flags).map_err(|e| open_error(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| open_error(path, e))?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true).map_err(|e| open_error(path, e))?;
     Ok(conn)
 }
 
@@ -246,13 +259,11 @@ pub(super) fn open_immutable(path: &Path) -> Result<Connection, StoreError> {
     // A URI: the characters that end or escape its path part are percent-encoded.
     let escaped = path.display().to_string().replace('%', "%25").replace('?', "%3f").replace('#', "%23");
     let uri = format!("file:{escaped}?immutable=1");
-    let conn = Connection::open_with_flags(
+    open_connection(
         uri,
+        path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
     )
-    .map_err(|e| open_error(path, e))?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| open_error(path, e))?;
-    Ok(conn)
 }
 
 /// Checks that a file opened read-only is an agentvisor store this build can read.
