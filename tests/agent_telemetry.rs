@@ -5,11 +5,13 @@
 use agentvisor::agent::brain::{Message, Usage};
 use agentvisor::agent::telemetry::{
     AgentEvent, CallError, CallRecord, EVENTS_FILE, EventFileReader, EventRecord, ModuleMoveRecord, REDACTED,
-    SpawnVia, Telemetry, TelemetryError, TransitionKind, cap_text, last_seq, read_jsonl,
+    SpawnVia, Telemetry, TelemetryError, TransitionKind, cap_text, cap_value, last_seq, read_jsonl,
 };
 use agentvisor::agent::window::ChunkId;
 use serde_json::{Value, json};
 use std::io::Write;
+
+mod seeded;
 
 const PID: &str = "01a2290b-06f7-7147-946c-cde758620d40";
 const OTHER_PID: &str = "01a2290b-06f7-7147-946c-cde758620d41";
@@ -32,7 +34,10 @@ fn every_event() -> Vec<AgentEvent> {
             inherited: Default::default(),
             opening: vec![Message::user("plan the release")],
         },
-        AgentEvent::ContextChunk { chunk: ChunkId::of(b"chunk"), messages: vec![Message::note("earlier")] },
+        AgentEvent::ContextChunk {
+            chunk: ChunkId::of(b"chunk"),
+            messages: vec![Message::note("earlier")].into(),
+        },
         AgentEvent::FsmState { machine: "review".into(), state: "draft".into(), from: None },
         AgentEvent::TurnCompleted {
             turn: 1,
@@ -447,4 +452,34 @@ fn the_cap_counts_what_it_cut() {
     assert_eq!(cap_text("abcdefghij", 10), "abcdefghij");
     assert_eq!(cap_text("abcdefghijkl", 10), "abcdefghij… [2 chars cut]");
     assert_eq!(cap_text("ééééé", 2), "éé… [3 chars cut]");
+}
+
+/// `cap_value` keeps a value whose JSON text is at most `max` characters and cuts a longer one
+/// (as `cap_text` cuts that text), whatever the text's mix of one- and multi-byte characters:
+/// it counts bytes first and characters only past `max` bytes.
+#[test]
+fn cap_value_cuts_by_characters_for_random_values() {
+    use proptest::prelude::*;
+    let mut runner = seeded::runner("agent_telemetry", "CAP_VALUE_SEED", 0xca9_7a1e, 512);
+    let text = proptest::collection::vec(
+        prop_oneof![Just("a"), Just("é"), Just("字"), Just("😀"), Just("\"")],
+        0..40,
+    )
+    .prop_map(|parts| parts.concat());
+    let value = prop_oneof![
+        text.clone().prop_map(Value::String),
+        (text.clone(), text).prop_map(|(k, v)| json!({ k: v, "n": [1, 2, 3] })),
+    ];
+    runner
+        .run(&(value, 0usize..120), |(value, max)| {
+            let json = value.to_string();
+            let capped = cap_value(value.clone(), max);
+            if json.chars().count() <= max {
+                prop_assert_eq!(capped, value);
+            } else {
+                prop_assert_eq!(capped, Value::String(cap_text(&json, max)));
+            }
+            Ok(())
+        })
+        .expect("cap_value keeps or cuts by characters");
 }

@@ -221,6 +221,46 @@ fn secrets_in_an_inherited_window_are_redacted_where_the_content_is_stated() {
     assert_eq!(rebuilt[CHUNK_ITEMS_MAX], Message::user("tail holds [redacted]"));
 }
 
+#[test]
+fn a_chunk_is_stated_without_a_copy_unless_redaction_or_the_cap_changes_it() {
+    let telemetry = Telemetry::new();
+    telemetry.redact(["s3cret-token".to_string()]);
+    let long = "x".repeat(agentvisor::agent::limits::EVENT_FIELD_CHARS_MAX + 10);
+    let mut window = Window::new();
+    for chunk in 0..3 {
+        for i in 0..CHUNK_ITEMS_MAX {
+            let text = match (chunk, i) {
+                (1, 0) => "holds s3cret-token".to_string(),
+                (2, 0) => long.clone(),
+                _ => format!("m{chunk}.{i}"),
+            };
+            window.push(Message::user(text)).expect("push");
+        }
+    }
+    window.push(Message::user("tail")).expect("push");
+    let sealed = window.sealed_chunks().expect("ids");
+    assert_eq!(sealed.len(), 3);
+    let context = ContextSource::of(&window).expect("ids");
+    let run = telemetry.emit_spawn(None, spawned("a", &context), &context);
+    let stated: Vec<Arc<[Message]>> = run
+        .iter()
+        .filter_map(|r| match &r.event {
+            AgentEvent::ContextChunk { messages, .. } => Some(Arc::clone(messages)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stated.len(), 3);
+    assert!(Arc::ptr_eq(&stated[0], &sealed[0].shared_items()), "a clean chunk is shared, not copied");
+    assert!(!Arc::ptr_eq(&stated[1], &sealed[1].shared_items()));
+    assert_eq!(stated[1][0], Message::user("holds [redacted]"));
+    assert_eq!(stated[1][1..], sealed[1].items()[1..]);
+    let Message::User { text } = &stated[2][0] else { panic!("a user message: {:?}", stated[2][0]) };
+    assert!(text.ends_with("[10 chars cut]"), "{}", &text[text.len() - 40..]);
+    // The window itself is as it was.
+    assert_eq!(sealed[1].items()[0], Message::user("holds s3cret-token"));
+    assert_eq!(sealed[2].items()[0], Message::user(long));
+}
+
 /// How a random window is made: runs of one message repeated (so that equal chunks occur),
 /// then an optional compaction cut (which makes a short first chunk), then more runs.
 type Runs = Vec<(u8, usize)>;

@@ -17,11 +17,36 @@ pub fn cap_text(text: &str, max: usize) -> String {
 /// `value` as it is if its JSON text is at most `max` characters; otherwise that text cut by
 /// [`cap_text`], as a JSON string.
 pub fn cap_value(value: Value, max: usize) -> Value {
-    let text = value.to_string();
-    if text.chars().nth(max).is_none() {
+    if value_fits(&value, max) {
         return value;
     }
-    Value::String(cap_text(&text, max))
+    Value::String(cap_text(&value.to_string(), max))
+}
+
+/// Whether `value`'s JSON text is at most `max` characters. The text is counted in bytes as
+/// it is written, and the writing stops at the first byte past `max`; only a text longer than
+/// `max` bytes is written out and counted in characters.
+fn value_fits(value: &Value, max: usize) -> bool {
+    struct Counter {
+        bytes: usize,
+        max: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.bytes = self.bytes.saturating_add(buf.len());
+            if self.bytes > self.max { Err(std::io::Error::other("past the cap")) } else { Ok(buf.len()) }
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    serde_json::to_writer(Counter { bytes: 0, max }, value).is_ok()
+        || value.to_string().chars().nth(max).is_none()
+}
+
+/// Whether `text` is at most `max` characters.
+fn text_fits(text: &str, max: usize) -> bool {
+    text.len() <= max || text.chars().nth(max).is_none()
 }
 
 impl CallRecord {
@@ -40,6 +65,18 @@ impl CallRecord {
 
 /// Caps each text of a window message a context re-states: a text, a tool result, a call's
 /// arguments (as [`cap_value`] does).
+/// Whether [`bound_message`] would leave `message` as it is.
+fn message_fits(message: &Message) -> bool {
+    let max = EVENT_FIELD_CHARS_MAX;
+    match message {
+        Message::User { text } | Message::Note { text } | Message::Tool { text, .. } => text_fits(text, max),
+        Message::Assistant(AssistantMessage { text, tool_calls }) => {
+            text.as_deref().is_none_or(|t| text_fits(t, max))
+                && tool_calls.iter().all(|call| value_fits(&call.arguments, max))
+        }
+    }
+}
+
 fn bound_message(message: &mut Message) {
     let max = EVENT_FIELD_CHARS_MAX;
     match message {
@@ -72,7 +109,12 @@ impl AgentEvent {
                 calls.iter_mut().for_each(CallRecord::bound);
             }
             AgentEvent::AgentSpawned { inherited, .. } => inherited.tail.iter_mut().for_each(bound_message),
-            AgentEvent::ContextChunk { messages, .. } => messages.iter_mut().for_each(bound_message),
+            // Shared with the window's chunk: copied only when a message is over the cap.
+            AgentEvent::ContextChunk { messages, .. } if !messages.iter().all(message_fits) => {
+                let mut owned = messages.to_vec();
+                owned.iter_mut().for_each(bound_message);
+                *messages = owned.into();
+            }
             _ => {}
         }
     }

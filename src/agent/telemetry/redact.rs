@@ -100,7 +100,12 @@ impl Redactor {
                 opening.iter_mut().for_each(|m| self.redact_message(m));
             }
             AgentEvent::ContextChunk { chunk: _, messages } => {
-                messages.iter_mut().for_each(|m| self.redact_message(m));
+                // Shared with the window's chunk: copied only when a message holds a secret.
+                if messages.iter().any(|m| self.message_holds_secret(m)) {
+                    let mut owned = messages.to_vec();
+                    owned.iter_mut().for_each(|m| self.redact_message(m));
+                    *messages = owned.into();
+                }
             }
             AgentEvent::AgentTransition { kind: _, to_agent_id, to_profile, modules, turn: _ } => {
                 text(to_agent_id);
@@ -158,6 +163,32 @@ impl Redactor {
         if let Some(error) = &mut call.error {
             self.redact_in_place(&mut error.code);
             self.redact_in_place(&mut error.message);
+        }
+    }
+
+    /// Whether [`Self::redact_message`] would change `message`.
+    fn message_holds_secret(&self, message: &Message) -> bool {
+        let text = |t: &str| self.secrets.iter().any(|secret| t.contains(secret.as_str()));
+        match message {
+            Message::User { text: t } | Message::Note { text: t } => text(t),
+            Message::Tool { tool_call_id, text: t } => text(tool_call_id) || text(t),
+            Message::Assistant(AssistantMessage { text: t, tool_calls }) => {
+                t.as_deref().is_some_and(text)
+                    || tool_calls.iter().any(|call| {
+                        text(&call.id) || text(&call.name) || self.value_holds_secret(&call.arguments)
+                    })
+            }
+        }
+    }
+
+    /// Whether [`Self::redact_value`] would change `value`.
+    fn value_holds_secret(&self, value: &Value) -> bool {
+        let text = |t: &str| self.secrets.iter().any(|secret| t.contains(secret.as_str()));
+        match value {
+            Value::String(t) => text(t),
+            Value::Array(items) => items.iter().any(|v| self.value_holds_secret(v)),
+            Value::Object(map) => map.iter().any(|(key, item)| text(key) || self.value_holds_secret(item)),
+            Value::Null | Value::Bool(_) | Value::Number(_) => false,
         }
     }
 

@@ -219,7 +219,7 @@ impl Telemetry {
         run.extend(new.iter().map(|chunk| EventOn {
             pid: spawned.pid.clone(),
             agent_id: spawned.agent_id.clone(),
-            event: AgentEvent::ContextChunk { chunk: chunk.id(), messages: chunk.items().to_vec() },
+            event: AgentEvent::ContextChunk { chunk: chunk.id(), messages: chunk.shared_items() },
         }));
         let run: Vec<EventOn> =
             run.into_iter().map(|on| EventOn { event: self.prepare(on.event), ..on }).collect();

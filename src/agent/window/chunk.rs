@@ -11,7 +11,7 @@ use super::id::ChunkId;
 use super::limits::CHUNK_ITEMS_MAX;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// The chunk format version this build writes.
 pub const CHUNK_FORMAT_VERSION: u16 = 2;
@@ -19,7 +19,9 @@ pub const CHUNK_FORMAT_VERSION: u16 = 2;
 /// Sealed items. Never changed after sealing: every fork holding it sees the same items, and
 /// its cached id stays the hash of its encoding.
 pub(super) struct Chunk<M> {
-    items: Box<[M]>,
+    /// Shared, so that what re-states a chunk (a fork's `context_chunk` records) can hold
+    /// the items without copying them.
+    items: Arc<[M]>,
     /// Computed at the first snapshot (or known from the store at restore) and shared by every
     /// window that holds this chunk.
     id: OnceLock<ChunkId>,
@@ -35,7 +37,7 @@ impl<M> Chunk<M> {
             "a sealed chunk holds 1 to {CHUNK_ITEMS_MAX} items, not {}",
             items.len()
         );
-        Chunk { items: items.into_boxed_slice(), id: OnceLock::new(), weight: OnceLock::new() }
+        Chunk { items: items.into(), id: OnceLock::new(), weight: OnceLock::new() }
     }
 
     /// A chunk read back from the store under `id`, already checked against it.
@@ -52,6 +54,10 @@ impl<M> Chunk<M> {
 
     pub(super) fn items(&self) -> &[M] {
         &self.items
+    }
+
+    pub(super) fn shared_items(&self) -> Arc<[M]> {
+        Arc::clone(&self.items)
     }
 
     pub(super) fn len(&self) -> usize {

@@ -32,6 +32,11 @@ impl<M> SealedChunk<M> {
     pub fn items(&self) -> &[M] {
         self.chunk.items()
     }
+
+    /// Its items, shared with the chunk (no copy).
+    pub fn shared_items(&self) -> Arc<[M]> {
+        self.chunk.shared_items()
+    }
 }
 
 impl<M> Window<M> {
