@@ -164,7 +164,7 @@ fn a_command_without_an_image_keeps_the_rows_and_recover_brings_them_back() {
     let config = format!("{root}/examples/agents/swarm.yaml");
     let scripts = format!("{root}/examples/agents/swarm-scripts.json");
     let args = ["agent", config.as_str(), "lead", "Write the report", "--scripts", scripts.as_str()];
-    assert_eq!(killed_after(&state, 20, &args), Killed::AtCommit, "the agent froze mid-run");
+    assert_eq!(killed_after(&state, 12, &args), Killed::AtCommit, "the agent froze mid-run");
     let agent_rows = rows(&state);
     assert!(agent_rows.iter().any(|r| r["status"] != "exited"), "{agent_rows:?}");
 

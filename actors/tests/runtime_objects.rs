@@ -17,7 +17,7 @@ use agentvisor_actors::kernel::objects::{
 };
 use agentvisor_actors::kernel::process::ProcessRow;
 use agentvisor_actors::kernel::status::Status;
-use agentvisor_actors::runtime::calls::{Call, CreateObject, Launched, ObjectTarget};
+use agentvisor_actors::runtime::calls::{Call, CreateObject, Launched, NamedWrite, ObjectTarget};
 use agentvisor_actors::runtime::ids::UuidV7Ids;
 use agentvisor_actors::runtime::program::{Image, ProgramResult, program_fn};
 use agentvisor_actors::runtime::telemetry::KernelEvent;
@@ -223,6 +223,65 @@ async fn the_parent_goal_is_inherited_as_a_root_but_not_as_goal() {
     assert!(handle_on(&report, root_goal).expect("the parent's goal").names.is_empty());
     let inherited = read(&rt, launched.pid, root_goal).await.expect("read the parent's goal");
     assert_eq!(inherited.payload, Some(json!("root on puppet")));
+    assert_space(&rt);
+    rt.shutdown().await.expect("shutdown");
+}
+
+fn named(name: &str, payload: serde_json::Value) -> NamedWrite {
+    NamedWrite { name: name.into(), payload }
+}
+
+fn stored_checkpoint(rt: &Runtime, pid: Pid) -> Option<Vec<u8>> {
+    rt.store().checkpoint(pid).expect("the store answers").map(|envelope| envelope.body)
+}
+
+#[tokio::test]
+async fn a_checkpoint_writes_its_named_objects_with_it_and_refuses_as_the_writes_would() {
+    let rt = runtime().await;
+    let root = puppet_root(&rt).await;
+    let kept =
+        create_ok(&rt, root, CreateObject { durable: true, ..object(Some("kept"), json!(1), &[]) }).await;
+    // A checkpoint without writes commits the row, and charges nothing.
+    rt.call_as(root, Call::Checkpoint { state: b"zero".to_vec(), writes: Vec::new() })
+        .await
+        .expect("checkpoint");
+    let calls = row(&rt, root).account.self_spent.tool_calls;
+    let writes = vec![named("kept", json!(2)), named("fresh", json!({"a": 1}))];
+    rt.call_as(root, Call::Checkpoint { state: b"one".to_vec(), writes }).await.expect("checkpoint");
+    assert_eq!(row(&rt, root).account.self_spent.tool_calls, calls + 2, "charged as the two object calls");
+    assert_eq!(stored_checkpoint(&rt, root).as_deref(), Some(&b"one"[..]));
+    assert_eq!(read(&rt, root, kept).await.expect("read").payload, Some(json!(2)));
+    let fresh =
+        read_target(&rt, root, ObjectTarget::Name("fresh".into())).await.expect("created under its name");
+    assert_eq!(fresh.payload, Some(json!({"a": 1})));
+    assert!(fresh.durable, "created durable");
+
+    // Refused before anything is written: a name twice, a payload over the limit.
+    let twice = vec![named("kept", json!(3)), named("kept", json!(4))];
+    let refused = rt.call_as(root, Call::Checkpoint { state: b"two".to_vec(), writes: twice }).await;
+    assert_refused(refused, "invalid_arguments", &["kept", "twice"]);
+    let big = json!("x".repeat(agentvisor_actors::limits::OBJECT_BYTES_MAX));
+    let over = vec![named("kept", json!(5)), named("fresh", big)];
+    let refused = rt.call_as(root, Call::Checkpoint { state: b"two".to_vec(), writes: over }).await;
+    assert_refused(refused, "payload_too_large", &["fresh"]);
+    assert_eq!(read(&rt, root, kept).await.expect("read").payload, Some(json!(2)));
+    assert_eq!(stored_checkpoint(&rt, root).as_deref(), Some(&b"one"[..]));
+
+    // Refused by the object rules midway: the writes before it are made, the checkpoint is not.
+    rt.call_as(root, Call::CreateObject(root_object("shared", json!("original")))).await.expect("create");
+    let child = fork(&rt, root, launch("worker", None), ForkMode::Worker, RootSelection::AllParentRoots)
+        .await
+        .expect("fork")
+        .pid;
+    let writes = vec![named("mine", json!("made")), named("shared", json!("overwritten"))];
+    let refused = rt.call_as(child, Call::Checkpoint { state: b"child".to_vec(), writes }).await;
+    assert_refused(refused, "missing_right", &["write"]);
+    let mine =
+        read_target(&rt, child, ObjectTarget::Name("mine".into())).await.expect("made before the refusal");
+    assert_eq!(mine.payload, Some(json!("made")));
+    assert_eq!(stored_checkpoint(&rt, child), None, "no checkpoint after a refused write");
+    let shared = read_target(&rt, child, ObjectTarget::Name("shared".into())).await.expect("read");
+    assert_eq!(shared.payload, Some(json!("original")));
     assert_space(&rt);
     rt.shutdown().await.expect("shutdown");
 }

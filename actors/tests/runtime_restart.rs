@@ -328,7 +328,9 @@ async fn a_stale_running_row_comes_back_paused_and_is_not_replayed(backing: Back
     );
     let r = row(&rt, root.pid);
     assert_eq!(r.resume_claim, Some(r.state_generation), "a restart claims its generation");
-    rt.call_as(root.pid, Call::Checkpoint(b"progress".to_vec())).await.expect("checkpoint");
+    rt.call_as(root.pid, Call::Checkpoint { state: b"progress".to_vec(), writes: Vec::new() })
+        .await
+        .expect("checkpoint");
     assert_eq!(row(&rt, root.pid).resume_claim, None, "durable progress releases the claim");
     assert_eq!(row(&rt, child.pid).status, Status::Paused, "the child was not resumed");
     assert_eq!(count.load(Ordering::SeqCst), 1, "nor started");

@@ -225,7 +225,7 @@ impl SendDenied {
     pub fn code(&self) -> &'static str {
         match self {
             SendDenied::NotReachable { .. } => "recipient_not_reachable",
-            SendDenied::Terminal { .. } => "process_terminal",
+            SendDenied::Terminal { .. } => super::status::PROCESS_TERMINAL,
             SendDenied::UnknownRecipient { .. } => "unknown_process",
             SendDenied::UnknownReplyTo { .. } => "unknown_reply_to",
             SendDenied::TooLarge { .. } => "message_too_large",

@@ -3,8 +3,8 @@
 use super::actor::{ProcessMsg, Reply};
 use super::calls::{BatchRule, CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
 use super::calls::{
-    BindProfileObject, CreateObject, ForkRequest, MemoryReport, MergeResult, NameUnbound, ObjectCreated,
-    ObjectDropped, ObjectTarget, ObjectWritten, ProfileBound,
+    BindProfileObject, CreateObject, ForkRequest, MemoryReport, MergeResult, NameUnbound, NamedWrite,
+    ObjectCreated, ObjectDropped, ObjectTarget, ObjectWritten, ProfileBound,
 };
 use super::calls::{
     Call, CallOk, ChildList, ExitResult, Launched, ObjectView, SignalResult, ToolError, WaitResult,
@@ -327,7 +327,13 @@ impl ProcessContext {
 
     /// Stores a checkpoint durably; a restart gets it back in [`Self::restored_checkpoint`].
     pub async fn checkpoint(&self, bytes: Vec<u8>) -> Result<(), ToolError> {
-        self.call(Call::Checkpoint(bytes)).await.map(|_| ())
+        self.checkpoint_with(bytes, Vec::new()).await
+    }
+
+    /// [`Self::checkpoint`] after writing `writes` (objects named in this process's
+    /// namespace, created if unbound), all in one commit ([`Call::Checkpoint`]).
+    pub async fn checkpoint_with(&self, bytes: Vec<u8>, writes: Vec<NamedWrite>) -> Result<(), ToolError> {
+        self.call(Call::Checkpoint { state: bytes, writes }).await.map(|_| ())
     }
 }
 

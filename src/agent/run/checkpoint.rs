@@ -6,16 +6,19 @@ use super::persist::{
     self, COST_OBJECT, HISTORY_OBJECT, IDENTITY_OBJECT, LIBRARY_OBJECT, NOTEBOOK_OBJECT, TASKS_OBJECT,
 };
 use super::program::Agent;
+use crate::actors::runtime::calls::NamedWrite;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
 impl Agent {
-    /// Snapshots the window into the chunk store, writes the module objects, commits the
-    /// checkpoint, then drops the objects an exec let go of. Chunks are written before any
-    /// record that names them.
+    /// Snapshots the window into the chunk store, then writes the module objects that changed
+    /// and commits the checkpoint in one kernel call (one commit), then drops the objects an
+    /// exec let go of. Chunks are written before any record that names them.
     pub(crate) async fn checkpoint(&mut self) -> Result<(), AgentError> {
         let snapshot = self.window.snapshot(&*self.host.chunks)?;
         self.state.window = snapshot;
         let ctx = self.ctx.clone();
+        let mut writes = ModuleWrites::default();
         // What the conversation is, in a line: the link naming its list of sealed chunks (what
         // the program checkpoint restores it from), so writing it costs the same at turn 10 and
         // at turn 10 000.
@@ -26,27 +29,27 @@ impl Agent {
             "messages": self.window.len(),
             "turn": self.window.turn(),
         });
-        self.put_module(HISTORY_OBJECT, history).await?;
+        writes.put(&self.written, HISTORY_OBJECT, history);
         let modules = &self.state.modules;
-        let writes: [(&str, Option<Value>); 3] = [
+        let module_payloads: [(&str, Option<Value>); 3] = [
             (TASKS_OBJECT, modules.tasks.as_ref().map(persist::to_payload).transpose()?),
             (NOTEBOOK_OBJECT, modules.notebook.as_ref().map(persist::to_payload).transpose()?),
             (LIBRARY_OBJECT, modules.library.as_ref().map(persist::to_payload).transpose()?),
         ];
-        for (name, payload) in writes {
+        for (name, payload) in module_payloads {
             // A module the agent does not hold: an exec that dropped it marked it written as
             // empty and releases its object after this checkpoint; an object still bound
             // under the name with contents (a checkpoint written before drops were released)
             // is emptied.
             match payload {
-                Some(payload) => self.put_module(name, payload).await?,
+                Some(payload) => writes.put(&self.written, name, payload),
                 None => {
                     let had_contents = match self.written.get(name) {
                         Some(last) => !last.is_null(),
                         None => persist::get(&ctx, name).await?.is_some_and(|(_, v)| !v.is_null()),
                     };
                     if had_contents {
-                        self.put_module(name, Value::Null).await?;
+                        writes.put(&self.written, name, Value::Null);
                     } else {
                         // Checked once per execution: a module never held is never read again.
                         self.written.insert(name, Value::Null);
@@ -54,7 +57,7 @@ impl Agent {
                 }
             }
         }
-        self.put_module(COST_OBJECT, self.cost_record()).await?;
+        writes.put(&self.written, COST_OBJECT, self.cost_record());
         let identity = json!({
             "agent_id": self.state.agent_id,
             "parent_agent_id": self.state.parent_agent_id,
@@ -62,11 +65,28 @@ impl Agent {
             "machine": self.state.machine,
             "depth": self.state.depth,
         });
-        self.put_module(IDENTITY_OBJECT, identity).await?;
+        writes.put(&self.written, IDENTITY_OBJECT, identity);
         let bytes = self.state.encode()?;
-        self.ctx.checkpoint(bytes).await.map_err(AgentError::kernel("checkpoint"))?;
+        let named = writes
+            .0
+            .iter()
+            .map(|(name, payload)| NamedWrite { name: name.to_string(), payload: payload.clone() });
+        self.ctx.checkpoint_with(bytes, named.collect()).await.map_err(AgentError::kernel("checkpoint"))?;
+        self.written.extend(writes.0);
         // What an exec let go of goes only now that the checkpoint naming the successor is in.
         self.finish_drops().await
+    }
+}
+
+/// The module objects a checkpoint writes: those whose payload differs from the last written.
+#[derive(Default)]
+struct ModuleWrites(Vec<(&'static str, Value)>);
+
+impl ModuleWrites {
+    fn put(&mut self, written: &HashMap<&'static str, Value>, name: &'static str, payload: Value) {
+        if written.get(name) != Some(&payload) {
+            self.0.push((name, payload));
+        }
     }
 }
 
@@ -83,15 +103,5 @@ impl Agent {
             "subtree_by_profile": self.state.subtree_by_profile(),
             "collected": collected,
         })
-    }
-
-    /// Writes a module object unless it already holds `payload` (as this execution last wrote).
-    async fn put_module(&mut self, name: &'static str, payload: Value) -> Result<(), AgentError> {
-        if self.written.get(name) == Some(&payload) {
-            return Ok(());
-        }
-        persist::put(&self.ctx, name, payload.clone()).await?;
-        self.written.insert(name, payload);
-        Ok(())
     }
 }

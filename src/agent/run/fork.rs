@@ -18,6 +18,7 @@ use crate::actors::Pid;
 use crate::actors::kernel::launch::LaunchRequest;
 use crate::actors::kernel::mailbox::MessageKind;
 use crate::actors::kernel::objects::{ForkMode, ObjectRights, RootSelection};
+use crate::actors::kernel::status::PROCESS_TERMINAL;
 use crate::actors::runtime::calls::ToolError;
 use crate::actors::runtime::calls::{Call, CreateObject, ForkRequest, ObjectTarget, SendRequest};
 use crate::agent::brain::Message;
@@ -136,7 +137,10 @@ impl Agent {
     }
 
     /// Hands each recorded fork its start: a durable object it may read, and a message
-    /// pointing at it.
+    /// pointing at it. Also run again after a restart from a checkpoint that still lists the
+    /// handoffs, which a crash may have stopped after some or all of them were made: the
+    /// message is keyed by the copy, so a copy is sent its start once, and a copy that has
+    /// ended since (it had its start and finished, or was stopped) is handed nothing.
     pub(crate) async fn deliver_handoffs(&mut self) -> Result<(), AgentError> {
         for handoff in std::mem::take(&mut self.state.pending_handoffs) {
             let pid: Pid = handoff
@@ -155,7 +159,15 @@ impl Agent {
                 to: pid,
                 rights: ObjectRights::READ,
             };
-            self.ctx.call(delegate).await.map_err(AgentError::kernel(ToolName::DelegateObject.as_str()))?;
+            match self.ctx.call(delegate).await {
+                Ok(_) => {}
+                Err(e) if e.code == PROCESS_TERMINAL => {
+                    let drop = Call::DropObject { target: ObjectTarget::Oid(created.oid) };
+                    self.ctx.call(drop).await.map_err(AgentError::kernel("drop_object"))?;
+                    continue;
+                }
+                Err(e) => return Err(AgentError::kernel(ToolName::DelegateObject.as_str())(e)),
+            }
             let message = SendRequest {
                 to: pid,
                 body: format!("fork start from agent {}", handoff.start.forker),
@@ -165,7 +177,9 @@ impl Agent {
                 reply_to: None,
                 kind: MessageKind::Normal,
             };
-            self.ctx.send_message(message).await.map_err(AgentError::kernel(ToolName::Send.as_str()))?;
+            let keyed =
+                Call::SendKeyed { message_key: format!("fork-start:{pid}"), request: Box::new(message) };
+            self.ctx.call(keyed).await.map_err(AgentError::kernel(ToolName::Send.as_str()))?;
         }
         Ok(())
     }

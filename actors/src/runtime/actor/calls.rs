@@ -1,6 +1,7 @@
 //! The kernel calls a process makes.
 
 use super::lifecycle::ready_result;
+use super::objects::check_named_writes;
 use super::{ProcessActor, ProcessMsg, ProcessState, Reply};
 use crate::kernel::budget::Usage;
 use crate::kernel::ids::Pid;
@@ -11,8 +12,8 @@ use crate::kernel::status::Sender;
 use crate::kernel::status::{FailureKind, Status, WaitState};
 use crate::limits;
 use crate::runtime::calls::{
-    Call, CallOk, ChildList, ChildRow, Done, ForkRequest, GrantView, LaunchView, Launched, ToolError,
-    WaitResult,
+    Call, CallOk, ChildList, ChildRow, Done, ForkRequest, GrantView, LaunchView, Launched, NamedWrite,
+    ToolError, WaitResult,
 };
 use crate::runtime::ids::UuidV7Ids;
 use crate::runtime::keys;
@@ -157,7 +158,17 @@ impl ProcessActor {
                     return;
                 }
             },
-            Call::Checkpoint(bytes) => self.checkpoint(state, bytes).await,
+            Call::Checkpoint { state: bytes, writes } => {
+                // Each write is charged as the object call it stands for, before any is made.
+                let charged = Usage { tool_calls: writes.len() as u64, ..Usage::default() };
+                if !writes.is_empty()
+                    && let Err(e) = state.row.account.charge(&charged)
+                {
+                    self.exhaust(myself, state, e.to_string(), reply).await;
+                    return;
+                }
+                self.checkpoint(state, bytes, writes).await
+            }
         };
         let notices = Self::take_notices(state, message_call);
         let _ = reply.send_with(result, notices);
@@ -355,7 +366,12 @@ impl ProcessActor {
         result.map(CallOk::Waited).ok_or_else(|| ToolError::process_ended(child.pid))
     }
 
-    async fn checkpoint(&self, state: &mut ProcessState, bytes: Vec<u8>) -> Result<CallOk, ToolError> {
+    async fn checkpoint(
+        &self,
+        state: &mut ProcessState,
+        bytes: Vec<u8>,
+        writes: Vec<NamedWrite>,
+    ) -> Result<CallOk, ToolError> {
         if bytes.len() > limits::CHECKPOINT_BYTES_MAX {
             return Err(ToolError::new(
                 "checkpoint_too_large",
@@ -366,12 +382,16 @@ impl ProcessActor {
                 ),
             ));
         }
+        check_named_writes(&writes)?;
         let put = Change::PutCheckpoint { pid: state.pid(), envelope: Envelope::bytes(bytes) };
         if state.row.resume_claim.is_some() {
+            if !writes.is_empty() {
+                self.write_named(state, writes, Vec::new()).await?;
+            }
             self.transition(state, Event::Progress, vec![put]).await?;
         } else {
             let changes = vec![put, Change::PutProcess(state.row.clone())];
-            self.shared.store.submit(changes).await.map_err(|e| ToolError::store(&e))?;
+            self.write_named(state, writes, changes).await?;
         }
         Ok(done(state))
     }

@@ -6,12 +6,13 @@ use crate::kernel::ids::{Oid, Pid};
 use crate::kernel::objects::{CreateRequest, ObjectError, ObjectRights, ObjectSpace, Skill};
 use crate::limits;
 use crate::runtime::calls::{
-    CallOk, CreateObject, MemoryReport, MergeResult, ObjectCreated, ObjectDelegated, ObjectTarget,
-    ObjectView, ObjectWritten, SkillsLoaded, ToolError, WaitResult,
+    CallOk, CreateObject, MemoryReport, MergeResult, NamedWrite, ObjectCreated, ObjectDelegated,
+    ObjectTarget, ObjectView, ObjectWritten, SkillsLoaded, ToolError, WaitResult,
 };
 use crate::runtime::ids::UuidV7Ids;
-use crate::runtime::memory::{Lookup, Stage};
-use crate::store::{ProcessQuery, Store};
+use crate::runtime::memory::{Lookup, Memory, Stage};
+use crate::store::{Change, ProcessQuery, Store};
+use std::collections::BTreeSet;
 
 impl ProcessActor {
     /// `create_object`.
@@ -122,6 +123,33 @@ impl ProcessActor {
             })
             .await?;
         Ok(CallOk::Written(ObjectWritten { oid, labels, durable }))
+    }
+
+    /// The writes of a [`Call::Checkpoint`](crate::runtime::calls::Call::Checkpoint), each as
+    /// `write_object` by name would make it, or `create_object` of a durable object under the
+    /// name when the name is unbound; then `then` (the checkpoint and the row); all staged
+    /// together and committed once. A refused write stops there: what was staged before it
+    /// commits, `then` does not, and the refusal is the answer.
+    pub(crate) async fn write_named(
+        &self,
+        state: &ProcessState,
+        writes: Vec<NamedWrite>,
+        then: Vec<Change>,
+    ) -> Result<(), ToolError> {
+        let me = state.pid();
+        let memory = &self.shared.memory;
+        let refused = memory
+            .commit(self.shared.store.as_ref(), |stage| {
+                for write in writes {
+                    if let Err(refusal) = stage_named_write(memory, stage, me, write) {
+                        return Ok::<_, ToolError>(Some(refusal));
+                    }
+                }
+                stage.extend(then);
+                Ok(None)
+            })
+            .await?;
+        refused.map_or(Ok(()), Err)
     }
 
     /// `checkpoint_object`: makes a payload durable, now and for every later write. Needs
@@ -342,6 +370,59 @@ pub(super) fn resolve(space: &ObjectSpace, me: Pid, target: &ObjectTarget) -> Re
 
 fn labels_of(space: &ObjectSpace, oid: Oid) -> Vec<String> {
     space.object(oid).map(|o| o.labels.iter().cloned().collect()).unwrap_or_default()
+}
+
+/// Stages one write of a checkpoint: the named object written, or created durable if the name
+/// is unbound. Nothing is staged when it is refused.
+fn stage_named_write(
+    memory: &Memory,
+    stage: &mut Stage<'_>,
+    me: Pid,
+    write: NamedWrite,
+) -> Result<(), ToolError> {
+    let NamedWrite { name, payload } = write;
+    let bound = stage.space().process(me).and_then(|m| m.namespace.get(&name)).copied();
+    match bound {
+        Some(oid) => {
+            let changes = stage.space().plan_write(me, oid)?;
+            stage.apply(changes);
+            let durable = memory.is_durable(oid);
+            stage.put_payload(oid, payload, durable);
+        }
+        None => {
+            let request = CreateRequest {
+                holder: me,
+                name: Some(name),
+                labels: BTreeSet::new(),
+                ephemeral: false,
+                root: false,
+            };
+            let plan = stage.space().plan_create(&request, &mut UuidV7Ids)?;
+            stage.apply(plan.changes);
+            stage.put_payload(plan.oid, payload, true);
+        }
+    }
+    Ok(())
+}
+
+/// Refuses the writes of a checkpoint before anything is staged: a name written twice, or a
+/// payload over [`limits::OBJECT_BYTES_MAX`].
+pub(super) fn check_named_writes(writes: &[NamedWrite]) -> Result<(), ToolError> {
+    let mut names = BTreeSet::new();
+    for write in writes {
+        if !names.insert(write.name.as_str()) {
+            return Err(ToolError::new(
+                "invalid_arguments",
+                format!("the name {:?} is written twice in one checkpoint", write.name),
+            ));
+        }
+        check_payload_size(
+            &format!("the payload of {:?}", write.name),
+            &write.payload,
+            limits::OBJECT_BYTES_MAX,
+        )?;
+    }
+    Ok(())
 }
 
 /// Refuses a payload (`what`: "the payload", "the exit payload") whose JSON exceeds `max` bytes.

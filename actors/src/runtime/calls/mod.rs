@@ -155,8 +155,26 @@ pub enum Call {
     },
     /// Charges usage to the process's budget (model tokens, cost).
     Charge(Usage),
-    /// Stores the program's checkpoint durably and releases a resume claim.
-    Checkpoint(Vec<u8>),
+    /// Stores the program's checkpoint durably and releases a resume claim, after writing the
+    /// named objects of `writes` (each created, durable, if the name is unbound): all in one
+    /// commit. Each write is charged as the `write_object` or `create_object` it stands for;
+    /// the first refused write refuses the call, with the writes before it done and no
+    /// checkpoint stored, as the calls made one by one would leave it.
+    Checkpoint {
+        /// The program's checkpoint.
+        state: Vec<u8>,
+        /// Objects of the caller's namespace to write first, in order; names are distinct.
+        writes: Vec<NamedWrite>,
+    },
+}
+
+/// One object a [`Call::Checkpoint`] writes: the caller's name for it and its new payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedWrite {
+    /// The name in the caller's namespace.
+    pub name: String,
+    /// The new payload.
+    pub payload: serde_json::Value,
 }
 
 impl Call {
@@ -184,7 +202,7 @@ impl Call {
             Call::Read { .. } => "read_process_messages",
             Call::Receive { .. } => "receive_process_messages",
             Call::Charge(_) => "charge",
-            Call::Checkpoint(_) => "checkpoint",
+            Call::Checkpoint { .. } => "checkpoint",
         }
     }
 
@@ -205,7 +223,7 @@ impl Call {
                 | Call::WaitGroup(_)
                 | Call::Exit { .. }
                 | Call::Charge(_)
-                | Call::Checkpoint(_)
+                | Call::Checkpoint { .. }
                 | Call::BindProfileObject(_)
                 | Call::UnbindName { .. }
                 | Call::DropObject { .. }
@@ -589,7 +607,7 @@ impl ToolError {
     /// The target is terminal.
     pub fn terminal(pid: Pid, status: Status) -> Self {
         ToolError::new(
-            "process_terminal",
+            crate::kernel::status::PROCESS_TERMINAL,
             format!("{pid} is {status}; terminal processes accept no signals or messages"),
         )
     }
@@ -620,7 +638,7 @@ impl From<SendDenied> for ToolError {
 impl From<TransitionError> for ToolError {
     fn from(e: TransitionError) -> Self {
         let code = match &e {
-            TransitionError::Terminal { .. } => "process_terminal",
+            TransitionError::Terminal { .. } => crate::kernel::status::PROCESS_TERMINAL,
             TransitionError::Gated { .. } => "host_gate_held",
             _ => "illegal_transition",
         };
