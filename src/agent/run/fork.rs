@@ -162,8 +162,10 @@ impl Agent {
             match self.ctx.call(delegate).await {
                 Ok(_) => {}
                 Err(e) if e.code == PROCESS_TERMINAL => {
-                    let drop = Call::DropObject { target: ObjectTarget::Oid(created.oid) };
-                    self.ctx.call(drop).await.map_err(AgentError::kernel("drop_object"))?;
+                    self.ctx
+                        .drop_object(ObjectTarget::Oid(created.oid))
+                        .await
+                        .map_err(AgentError::kernel("drop_object"))?;
                     continue;
                 }
                 Err(e) => return Err(AgentError::kernel(ToolName::DelegateObject.as_str())(e)),
