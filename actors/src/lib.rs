@@ -14,6 +14,7 @@
 
 pub mod kernel;
 pub mod limits;
+mod pairs;
 pub mod runtime;
 pub mod store;
 pub mod text;

@@ -57,8 +57,8 @@ impl MemoryStore {
 }
 
 /// Every grant derived, transitively, from `root`, including `root`.
-pub(crate) fn closure(grants: &BTreeMap<GrantId, Grant>, root: GrantId) -> Vec<GrantId> {
-    let all: Vec<Grant> = grants.values().cloned().collect();
+fn closure<'a>(grants: impl IntoIterator<Item = &'a Grant>, root: GrantId) -> Vec<GrantId> {
+    let all: Vec<Grant> = grants.into_iter().cloned().collect();
     crate::kernel::capability::revocation_closure(&all, root)
 }
 
@@ -77,8 +77,7 @@ impl StagedGrants<'_> {
     /// Revokes `root` and what derives from it; reads every grant, as a revocation does.
     fn revoke(&mut self, root: GrantId) {
         let stored = self.stored.iter().filter(|(id, _)| !self.staged.contains_key(id)).map(|(_, g)| g);
-        let all: Vec<Grant> = stored.chain(self.staged.values()).cloned().collect();
-        for id in crate::kernel::capability::revocation_closure(&all, root) {
+        for id in closure(stored.chain(self.staged.values()), root) {
             if let Some(mut grant) = self.get(id).cloned() {
                 grant.live = false;
                 self.staged.insert(id, grant);
@@ -139,7 +138,7 @@ fn apply(state: &mut State, changes: Vec<Change>) -> CommitReceipt {
                 state.grants.insert(grant.id, grant);
             }
             Change::RevokeGrant(root) => {
-                for id in closure(&state.grants, root) {
+                for id in closure(state.grants.values(), root) {
                     if let Some(g) = state.grants.get_mut(&id)
                         && g.live
                     {
@@ -232,11 +231,8 @@ impl Store for MemoryStore {
         let candidates: Box<dyn Iterator<Item = &ProcessRow>> = match query.parent {
             Some(parent) => Box::new(
                 // A row keeps its parent; the check costs nothing and keeps the index honest.
-                state
-                    .children
-                    .range((parent, Pid(Uuid::nil()))..)
-                    .take_while(move |(p, _)| *p == parent)
-                    .filter_map(|(_, pid)| state.processes.get(pid).map(|row| &**row))
+                crate::pairs::under(&state.children, parent, Pid(Uuid::nil()))
+                    .filter_map(|pid| state.processes.get(pid).map(|row| &**row))
                     .filter(move |r| r.parent == Some(parent)),
             ),
             None => Box::new(
@@ -258,8 +254,8 @@ impl Store for MemoryStore {
 
     fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError> {
         let state = self.state.lock();
-        let held = state.held.range((holder, GrantId(Uuid::nil()))..).take_while(|(h, _)| *h == holder);
-        Ok(held.filter_map(|(_, id)| state.grants.get(id)).filter(|g| g.holder == holder).cloned().collect())
+        let held = crate::pairs::under(&state.held, holder, GrantId(Uuid::nil()));
+        Ok(held.filter_map(|id| state.grants.get(id)).filter(|g| g.holder == holder).cloned().collect())
     }
 
     fn object_space(&self) -> Result<ObjectSpace, StoreError> {

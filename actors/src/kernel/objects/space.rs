@@ -61,8 +61,7 @@ impl ObjectSpace {
 
     /// The objects an owner owns (released ones included), in OID order.
     pub fn owned_by(&self, owner: &Owner) -> impl Iterator<Item = Oid> + '_ {
-        let (first, last) = ((owner.clone(), Oid(Uuid::nil())), (owner.clone(), Oid(Uuid::max())));
-        self.by_owner.range(first..=last).map(|(_, oid)| *oid)
+        crate::pairs::under(&self.by_owner, owner.clone(), Oid(Uuid::nil())).copied()
     }
 
     /// The result object `process_exit(payload)` made for `pid`, if any.
@@ -92,7 +91,7 @@ impl ObjectSpace {
 
     /// The processes holding a handle on `oid`.
     pub fn holders_of(&self, oid: Oid) -> impl Iterator<Item = Pid> + '_ {
-        self.holders.range((oid, Pid(Uuid::nil()))..=(oid, Pid(Uuid::max()))).map(|(_, pid)| *pid)
+        crate::pairs::under(&self.holders, oid, Pid(Uuid::nil())).copied()
     }
 
     /// A process's memory, collected or not.
