@@ -141,7 +141,7 @@ pub async fn attach(rt: &Runtime, pid: Pid) -> Result<ProcessRow, HostError> {
     })?;
     if row.status.is_terminal() {
         return Err(HostError::new(
-            crate::actors::kernel::status::PROCESS_TERMINAL,
+            crate::actors::kernel::codes::PROCESS_TERMINAL,
             format!("{pid} is {}: a session can act only as a live process", row.status),
         ));
     }

@@ -79,8 +79,8 @@ pub fn quote(input: &str) -> String {
 pub const NOT_OFFERED: &str = "not_offered";
 
 /// The error code of malformed arguments (bad JSON shape, a missing or unknown field, a bad
-/// id). The message names the field.
-pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
+/// id). The message names the field. The kernel's code, spelled once.
+pub use crate::actors::kernel::codes::INVALID_ARGUMENTS;
 
 /// The error code of a tool name that is not one of [`ToolName::ALL`].
 pub const UNKNOWN_TOOL: &str = "unknown_tool";

@@ -225,12 +225,12 @@ impl SendDenied {
     pub fn code(&self) -> &'static str {
         match self {
             SendDenied::NotReachable { .. } => "recipient_not_reachable",
-            SendDenied::Terminal { .. } => super::status::PROCESS_TERMINAL,
+            SendDenied::Terminal { .. } => super::codes::PROCESS_TERMINAL,
             SendDenied::UnknownRecipient { .. } => "unknown_process",
             SendDenied::UnknownReplyTo { .. } => "unknown_reply_to",
             SendDenied::TooLarge { .. } => "message_too_large",
             SendDenied::MailboxFull { .. } => "mailbox_full",
-            SendDenied::TagTooLong { .. } => "invalid_arguments",
+            SendDenied::TagTooLong { .. } => super::codes::INVALID_ARGUMENTS,
             SendDenied::FlowDenied { .. } => "flow_denied",
         }
     }

@@ -5,6 +5,7 @@
 
 pub mod budget;
 pub mod capability;
+pub mod codes;
 pub mod ids;
 pub mod launch;
 pub mod mailbox;

@@ -4,10 +4,6 @@ use super::ids::{Oid, Pid};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// The refusal code of anything asked of a process that has ended (a signal, a message, a
-/// delegation, a transition): one spelling for every caller that tells it apart.
-pub const PROCESS_TERMINAL: &str = "process_terminal";
-
 /// The status of a process. Exactly these seven lowercase strings on every surface.
 ///
 /// `runnable` is launch, not success; `exited` is the only success; `exited`, `failed` and

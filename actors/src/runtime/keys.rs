@@ -20,7 +20,7 @@ pub(crate) fn call_key(
 ) -> Result<CallKey, ToolError> {
     if key.is_empty() || key.len() > limits::IDEMPOTENCY_KEY_BYTES_MAX {
         return Err(ToolError::new(
-            "invalid_arguments",
+            crate::kernel::codes::INVALID_ARGUMENTS,
             format!(
                 "{field} must be 1 to {} bytes; it names one call of this caller",
                 limits::IDEMPOTENCY_KEY_BYTES_MAX

@@ -515,8 +515,9 @@ impl Runtime {
         if row.status.is_terminal() {
             return Err(RuntimeError::Tool(ToolError::process_ended(holder)));
         }
-        let grant = capability::host_grant(request, holder, ids::UuidV7Ids.grant())
-            .map_err(|e| RuntimeError::Tool(ToolError::new("invalid_arguments", e.to_string())))?;
+        let grant = capability::host_grant(request, holder, ids::UuidV7Ids.grant()).map_err(|e| {
+            RuntimeError::Tool(ToolError::new(crate::kernel::codes::INVALID_ARGUMENTS, e.to_string()))
+        })?;
         self.shared.store.submit(vec![Change::PutGrant(grant.clone())]).await?;
         if let Some(actor) = self.shared.registry.get(&holder) {
             let _ = actor.cast(ProcessMsg::GrantAdded(Box::new(grant.clone())));

@@ -408,7 +408,7 @@ impl Agent {
         let mut pids = Vec::with_capacity(ids.len());
         for id in &ids {
             let pid: Pid = id.parse().map_err(|_| {
-                ToolError::new("invalid_arguments", format!("{} is not a subagent id", quote(id)))
+                ToolError::new(crate::tools::INVALID_ARGUMENTS, format!("{} is not a subagent id", quote(id)))
             })?;
             if declared.forked_this_turn(pid) {
                 return Err(ToolError::new(
@@ -482,7 +482,7 @@ impl Agent {
         } else {
             args.to.parse().map_err(|_| {
                 ToolError::new(
-                    "invalid_arguments",
+                    crate::tools::INVALID_ARGUMENTS,
                     format!("{} is neither \"parent\" nor a subagent id", quote(&args.to)),
                 )
             })?

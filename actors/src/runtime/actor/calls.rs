@@ -49,9 +49,10 @@ impl ProcessActor {
             )));
             return;
         }
-        if call.counts_as_tool_call() {
-            let one = Usage { tool_calls: 1, ..Usage::default() };
-            if let Err(e) = state.row.account.charge(&one) {
+        let charged = call.charged_tool_calls();
+        if charged > 0 {
+            let usage = Usage { tool_calls: charged, ..Usage::default() };
+            if let Err(e) = state.row.account.charge(&usage) {
                 self.exhaust(myself, state, e.to_string(), reply).await;
                 return;
             }
@@ -158,17 +159,7 @@ impl ProcessActor {
                     return;
                 }
             },
-            Call::Checkpoint { state: bytes, writes } => {
-                // Each write is charged as the object call it stands for, before any is made.
-                let charged = Usage { tool_calls: writes.len() as u64, ..Usage::default() };
-                if !writes.is_empty()
-                    && let Err(e) = state.row.account.charge(&charged)
-                {
-                    self.exhaust(myself, state, e.to_string(), reply).await;
-                    return;
-                }
-                self.checkpoint(state, bytes, writes).await
-            }
+            Call::Checkpoint { state: bytes, writes } => self.checkpoint(state, bytes, writes).await,
         };
         let notices = Self::take_notices(state, message_call);
         let _ = reply.send_with(result, notices);

@@ -34,10 +34,8 @@ impl ProcessActor {
             .shared
             .memory
             .commit(self.shared.store.as_ref(), |stage| {
-                let plan = stage.space().plan_create(&request, &mut UuidV7Ids)?;
-                stage.apply(plan.changes);
-                stage.put_payload(plan.oid, req.payload, req.durable);
-                Ok::<_, ToolError>((plan.oid, labels_of(stage.space(), plan.oid)))
+                let oid = stage_create(stage, &request, req.payload, req.durable)?;
+                Ok::<_, ToolError>((oid, labels_of(stage.space(), oid)))
             })
             .await?;
         Ok(CallOk::Created(ObjectCreated {
@@ -115,10 +113,7 @@ impl ProcessActor {
         let (oid, labels, durable) = memory
             .commit(self.shared.store.as_ref(), |stage| {
                 let oid = resolve(stage.space(), me, &target)?;
-                let changes = stage.space().plan_write(me, oid)?;
-                stage.apply(changes);
-                let durable = memory.is_durable(oid);
-                stage.put_payload(oid, payload, durable);
+                let durable = stage_write(memory, stage, me, oid, payload)?;
                 Ok::<_, ToolError>((oid, labels_of(stage.space(), oid), durable))
             })
             .await?;
@@ -383,12 +378,7 @@ fn stage_named_write(
     let NamedWrite { name, payload } = write;
     let bound = stage.space().process(me).and_then(|m| m.namespace.get(&name)).copied();
     match bound {
-        Some(oid) => {
-            let changes = stage.space().plan_write(me, oid)?;
-            stage.apply(changes);
-            let durable = memory.is_durable(oid);
-            stage.put_payload(oid, payload, durable);
-        }
+        Some(oid) => stage_write(memory, stage, me, oid, payload).map(drop),
         None => {
             let request = CreateRequest {
                 holder: me,
@@ -397,12 +387,37 @@ fn stage_named_write(
                 ephemeral: false,
                 root: false,
             };
-            let plan = stage.space().plan_create(&request, &mut UuidV7Ids)?;
-            stage.apply(plan.changes);
-            stage.put_payload(plan.oid, payload, true);
+            stage_create(stage, &request, payload, true).map(drop)
         }
     }
-    Ok(())
+}
+
+/// Stages `write_object` of `oid` by `me`; answers whether the payload is durable.
+fn stage_write(
+    memory: &Memory,
+    stage: &mut Stage<'_>,
+    me: Pid,
+    oid: Oid,
+    payload: serde_json::Value,
+) -> Result<bool, ToolError> {
+    let changes = stage.space().plan_write(me, oid)?;
+    stage.apply(changes);
+    let durable = memory.is_durable(oid);
+    stage.put_payload(oid, payload, durable);
+    Ok(durable)
+}
+
+/// Stages `create_object`; answers the new object's OID.
+fn stage_create(
+    stage: &mut Stage<'_>,
+    request: &CreateRequest,
+    payload: serde_json::Value,
+    durable: bool,
+) -> Result<Oid, ToolError> {
+    let plan = stage.space().plan_create(request, &mut UuidV7Ids)?;
+    stage.apply(plan.changes);
+    stage.put_payload(plan.oid, payload, durable);
+    Ok(plan.oid)
 }
 
 /// Refuses the writes of a checkpoint before anything is staged: a name written twice, or a
@@ -412,7 +427,7 @@ pub(super) fn check_named_writes(writes: &[NamedWrite]) -> Result<(), ToolError>
     for write in writes {
         if !names.insert(write.name.as_str()) {
             return Err(ToolError::new(
-                "invalid_arguments",
+                crate::kernel::codes::INVALID_ARGUMENTS,
                 format!("the name {:?} is written twice in one checkpoint", write.name),
             ));
         }

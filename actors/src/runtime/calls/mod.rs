@@ -212,22 +212,23 @@ impl Call {
         matches!(self, Call::Send(_) | Call::SendKeyed { .. } | Call::Read { .. } | Call::Receive { .. })
     }
 
-    /// Whether the call counts against the `tool_calls` budget. Bookkeeping calls (charge,
-    /// checkpoint, binding and dropping a program's objects) and the final exit do not.
-    pub fn counts_as_tool_call(&self) -> bool {
-        !matches!(
-            self,
-            // A group is charged one tool call per launch or answered wait, in order, by its
-            // handler.
+    /// How many units of the `tool_calls` budget the call is charged before it runs: one for
+    /// a tool call; none for bookkeeping (charge, binding and dropping a program's objects), the
+    /// final exit, and a group, whose handler charges one per launch or answered wait, in order;
+    /// for a checkpoint, one per object it writes (each stands for a `write_object` or
+    /// `create_object`), the checkpoint itself being bookkeeping.
+    pub fn charged_tool_calls(&self) -> u64 {
+        match self {
+            Call::Checkpoint { writes, .. } => writes.len() as u64,
             Call::SpawnGroup(_)
-                | Call::WaitGroup(_)
-                | Call::Exit { .. }
-                | Call::Charge(_)
-                | Call::Checkpoint { .. }
-                | Call::BindProfileObject(_)
-                | Call::UnbindName { .. }
-                | Call::DropObject { .. }
-        )
+            | Call::WaitGroup(_)
+            | Call::Exit { .. }
+            | Call::Charge(_)
+            | Call::BindProfileObject(_)
+            | Call::UnbindName { .. }
+            | Call::DropObject { .. } => 0,
+            _ => 1,
+        }
     }
 }
 
@@ -593,7 +594,7 @@ impl ToolError {
     pub fn check_reason(reason: Option<&str>) -> Result<(), ToolError> {
         match reason {
             Some(r) if r.len() > crate::limits::REASON_BYTES_MAX => Err(ToolError::new(
-                "invalid_arguments",
+                crate::kernel::codes::INVALID_ARGUMENTS,
                 format!(
                     "reason: {} bytes, more than the {} allowed; shorten it",
                     r.len(),
@@ -607,7 +608,7 @@ impl ToolError {
     /// The target is terminal.
     pub fn terminal(pid: Pid, status: Status) -> Self {
         ToolError::new(
-            crate::kernel::status::PROCESS_TERMINAL,
+            crate::kernel::codes::PROCESS_TERMINAL,
             format!("{pid} is {status}; terminal processes accept no signals or messages"),
         )
     }
@@ -638,7 +639,7 @@ impl From<SendDenied> for ToolError {
 impl From<TransitionError> for ToolError {
     fn from(e: TransitionError) -> Self {
         let code = match &e {
-            TransitionError::Terminal { .. } => crate::kernel::status::PROCESS_TERMINAL,
+            TransitionError::Terminal { .. } => crate::kernel::codes::PROCESS_TERMINAL,
             TransitionError::Gated { .. } => "host_gate_held",
             _ => "illegal_transition",
         };
