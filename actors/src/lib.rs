@@ -12,6 +12,7 @@
 //! The JSON tool surface lives in the root crate; it drives the kernel through the typed calls
 //! in [`runtime::calls`].
 
+pub mod compact;
 pub mod kernel;
 pub mod limits;
 mod pairs;

@@ -131,7 +131,7 @@ impl World {
     }
 
     fn roots(&self, pid: Pid) -> BTreeSet<Oid> {
-        self.space.process(pid).expect("memory").roots.clone()
+        self.space.process(pid).expect("memory").roots.iter().copied().collect()
     }
 }
 
@@ -145,7 +145,7 @@ fn spawn_gives_a_fresh_namespace_with_the_goal_as_the_only_root_and_image_defaul
     let plan = w.spawn(parent, vec![skill("image-default", &["b"])]);
     let memory = w.space.process(plan.child).expect("child memory");
     assert_eq!(plan.roots, vec![plan.goal]);
-    assert_eq!(memory.roots, BTreeSet::from([plan.goal]));
+    assert_eq!(memory.roots.iter().copied().collect::<BTreeSet<_>>(), BTreeSet::from([plan.goal]));
     assert_eq!(memory.namespace.len(), 1);
     assert_eq!(memory.namespace.get(GOAL_NAME), Some(&plan.goal));
     assert_eq!(memory.skills, vec![skill("image-default", &["b"])], "no parent snapshot, image defaults");

@@ -418,7 +418,7 @@ async fn object_memory_follows_the_planners(store: &dyn Store) {
     ])
     .await;
     let memory = m.space.process(root).expect("memory").clone();
-    assert_eq!(memory.roots, BTreeSet::from([goal.oid]));
+    assert_eq!(memory.roots.iter().copied().collect::<BTreeSet<_>>(), BTreeSet::from([goal.oid]));
     assert!(memory.namespace.is_empty() && memory.context.is_empty() && memory.skills.is_empty());
     assert_eq!((memory.clearance, memory.collected), (None, None));
 }

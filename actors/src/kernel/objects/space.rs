@@ -4,6 +4,7 @@
 use super::change::ObjectChange;
 use super::error::ObjectError;
 use super::model::{Collection, Handle, ObjectMeta, ObjectRights, Owner, Skill};
+use crate::compact::{CompactMap, CompactSet};
 use crate::kernel::ids::{Oid, Pid};
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
@@ -13,10 +14,11 @@ use uuid::Uuid;
 pub struct ProcessMemory {
     /// Its goal object; always one of its roots.
     pub goal: Option<Oid>,
-    /// Names it has bound (name → OID). Process-local: merge never renames into it.
-    pub namespace: BTreeMap<String, Oid>,
-    /// Its memory view: the goal, inherited roots, roots it created.
-    pub roots: BTreeSet<Oid>,
+    /// Names it has bound (name → OID). Process-local: merge never renames into it. Compact:
+    /// most processes bind a name or two.
+    pub namespace: CompactMap<String, Oid>,
+    /// Its memory view: the goal, inherited roots, roots it created. Compact, likewise.
+    pub roots: CompactSet<Oid>,
     /// The labels it may hold; `None` is cleared for every label.
     pub clearance: Option<BTreeSet<String>>,
     /// The labels of what it has read or was launched knowing. Always within its clearance.
@@ -38,7 +40,9 @@ pub struct ObjectSpace {
     pub(super) handles: BTreeMap<(Pid, Oid), Handle>,
     /// Index: (object, holder) for every handle.
     pub(super) holders: BTreeSet<(Oid, Pid)>,
-    pub(super) processes: BTreeMap<Pid, ProcessMemory>,
+    /// Boxed: a memory is 152 bytes, and a B-tree leaf holds eleven entries inline whether or
+    /// not they are in use.
+    pub(super) processes: BTreeMap<Pid, Box<ProcessMemory>>,
     /// Index: (process, object, name) for every name a process binds.
     pub(super) names_by_oid: BTreeSet<(Pid, Oid, String)>,
 }
@@ -96,12 +100,12 @@ impl ObjectSpace {
 
     /// A process's memory, collected or not.
     pub fn process(&self, pid: Pid) -> Option<&ProcessMemory> {
-        self.processes.get(&pid)
+        self.processes.get(&pid).map(|m| &**m)
     }
 
     /// Every process with memory, in pid order.
     pub fn processes(&self) -> impl Iterator<Item = (Pid, &ProcessMemory)> {
-        self.processes.iter().map(|(pid, m)| (*pid, m))
+        self.processes.iter().map(|(pid, m)| (*pid, &**m))
     }
 
     /// A process's memory, refused if unknown or already collected.
@@ -136,7 +140,7 @@ impl ObjectSpace {
             ObjectChange::PutProcess { pid, goal, clearance } => {
                 let memory = ProcessMemory { goal: Some(goal), clearance, ..ProcessMemory::default() };
                 self.unindex_names(pid);
-                self.processes.insert(pid, memory);
+                self.processes.insert(pid, Box::new(memory));
             }
             ObjectChange::PutObject(meta) => {
                 if let Some(old) = self.objects.get(&meta.oid)

@@ -347,7 +347,7 @@ impl ProcessActor {
         if let Err(e) = self.transition(state, event, Vec::new()).await {
             return Some((Err(e), reply));
         }
-        state.pending_wait = Some((super::PendingWait::Child(child_pid), reply));
+        state.pending_wait = Some(Box::new((super::PendingWait::Child(child_pid), reply)));
         None
     }
 

@@ -195,7 +195,7 @@ impl ProcessActor {
             // runtime that has the image completes it on resume.
             return self.pause_for_image(state).await;
         }
-        let pending = state.pending_wait.take().map(|(_, reply)| reply);
+        let pending = state.pending_wait.take().map(|wait| wait.1);
         let event = Event::WaitSatisfied { epoch: self.shared.epoch, claim: restart };
         let me = state.pid();
         let staged = self
@@ -303,7 +303,7 @@ impl ProcessActor {
             Err(panic) => Event::Fail { kind: FailureKind::Panic, message: format!("panicked: {panic}") },
         };
         if state.row.status == Status::Paused && matches!(event, Event::Exit { .. }) {
-            state.ended_while_paused = Some(event);
+            state.ended_while_paused = Some(Box::new(event));
             return;
         }
         let event = match (event, state.row.status) {
@@ -344,8 +344,8 @@ impl ProcessActor {
             }
         }
         let ended = ToolError::process_ended(state.pid());
-        if let Some((_, reply)) = state.pending_wait.take() {
-            let _ = reply.send(Err(ended.clone()));
+        if let Some(wait) = state.pending_wait.take() {
+            let _ = wait.1.send(Err(ended.clone()));
         }
         for (_, reply) in state.held.drain(..) {
             let _ = reply.send(Err(ended.clone()));
@@ -477,7 +477,7 @@ impl ProcessActor {
         }
         let waited = state
             .pending_wait
-            .as_ref()
+            .as_deref()
             .is_some_and(|(wait, _)| *wait == super::PendingWait::Child(child.pid))
             || (state.run.is_none()
                 && state.row.wait_state == Some(WaitState::Child { child_pid: child.pid }));
@@ -544,8 +544,8 @@ impl ProcessActor {
         // Settlements not yet committed by a transition are committed here.
         self.settle_children(state).await;
         let ended = ToolError::new("runtime_shutdown", "the runtime shut down before the call completed");
-        if let Some((_, reply)) = state.pending_wait.take() {
-            let _ = reply.send(Err(ended.clone()));
+        if let Some(wait) = state.pending_wait.take() {
+            let _ = wait.1.send(Err(ended.clone()));
         }
         for (_, reply) in state.held.drain(..) {
             let _ = reply.send(Err(ended.clone()));

@@ -256,7 +256,7 @@ impl ProcessActor {
         if let Err(e) = self.transition(state, event, Vec::new()).await {
             return Some((Err(e), reply));
         }
-        state.pending_wait = Some((PendingWait::Receive(spec), reply));
+        state.pending_wait = Some(Box::new((PendingWait::Receive(spec), reply)));
         None
     }
 
@@ -303,7 +303,7 @@ impl ProcessActor {
 
     /// The receive this process is suspended in, live or saved.
     fn waiting_receive(&self, state: &ProcessState) -> Option<ReceiveSpec> {
-        if let Some((PendingWait::Receive(spec), _)) = &state.pending_wait {
+        if let Some((PendingWait::Receive(spec), _)) = state.pending_wait.as_deref() {
             return Some(spec.clone());
         }
         match (&state.row.wait_state, &state.run) {
@@ -326,7 +326,7 @@ impl ProcessActor {
             // so a runtime that has the image completes it on resume.
             return self.pause_for_image(state).await;
         }
-        let pending = state.pending_wait.take().map(|(_, reply)| reply);
+        let pending = state.pending_wait.take().map(|wait| wait.1);
         let event = Event::WaitSatisfied { epoch: self.shared.epoch, claim: restart };
         let result = self.received(state, &spec.query, spec.ack, Some(event), true).await;
         let result = match result {

@@ -333,7 +333,7 @@ impl ProcessActor {
         state.children_total += started.len();
         let me = state.pid();
         for (old, child, grants) in started {
-            if let Some((PendingWait::Child(waited), _)) = state.pending_wait.as_mut()
+            if let Some((PendingWait::Child(waited), _)) = state.pending_wait.as_deref_mut()
                 && *waited == old
             {
                 *waited = child.pid;
@@ -407,7 +407,7 @@ impl ProcessActor {
             tracing::warn!(pid = %state.pid(), error = %e, "failed to tell a supervisor of a refused restart");
         }
         let waited =
-            state.pending_wait.as_ref().is_some_and(|(wait, _)| *wait == PendingWait::Child(old.pid))
+            state.pending_wait.as_deref().is_some_and(|(wait, _)| *wait == PendingWait::Child(old.pid))
                 || (state.run.is_none()
                     && state.row.wait_state == Some(WaitState::Child { child_pid: old.pid }));
         if waited {

@@ -99,7 +99,7 @@ impl ProcessActor {
             }
             Status::Running => {
                 if let Some(event) = state.ended_while_paused.take() {
-                    self.begin_ending(myself, state, event, None).await;
+                    self.begin_ending(myself, state, *event, None).await;
                     return Ok(());
                 }
                 let deferred = state.deferred_wait.take().map(|deferred| *deferred);
