@@ -1,11 +1,13 @@
 //! Subagents: the roster refusal, a spawned subagent's own profile and fresh window, collecting
-//! its result, and messages both ways between parent and child (normal and interrupt).
+//! its result (and keeping it across a merge), and messages both ways between parent and child
+//! (normal and interrupt).
 
 mod agent_support;
 
 use agent_support::config::FORKS;
 use agent_support::relay::{self, Gates, texts};
 use agent_support::*;
+use agentvisor::actors::kernel::objects::Owner;
 use agentvisor::actors::{Pid, Status};
 use agentvisor::agent::brain::{Message, ScriptedTurn};
 use agentvisor::agent::run::AgentHost;
@@ -82,6 +84,34 @@ async fn a_subagent_runs_its_own_profile_on_a_fresh_window_and_is_collected() {
     // Its window opened on its prompt alone: nothing of the lead's conversation.
     assert_eq!(log.windows_of(*child)[0], vec![Message::user("count")]);
     assert_eq!(finished(&runtime, *child).await.status, Status::Exited);
+}
+
+#[tokio::test]
+async fn a_merged_subagents_result_is_answered_and_its_kept_copy_dropped_after_the_checkpoint() {
+    let lead = vec![
+        ScriptedTurn::call("spawn_subagent", json!({"agent": "worker", "prompt": "count"})),
+        ScriptedTurn::call("wait_for_subagents", json!({"merge": true})),
+        ScriptedTurn::text("done").expect_tool_result("counted").expect_tool_result("merged_oids"),
+    ];
+    let worker = vec![ScriptedTurn::text("counted")];
+    let scripts = Scripts::new().with("lead", lead).with("worker", worker);
+    let (host, _log) = relay::host(FORKS, scripts, Gates::new());
+    let runtime = runtime(&host).await;
+    let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
+    assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+
+    // The result was kept under a name of the lead's own before the merge released the
+    // worker's, and that copy went once the turn's checkpoint was in: the name is unbound
+    // and the object released.
+    let space = runtime.object_space();
+    let names: Vec<&String> = space.process(pid).expect("the lead's memory").namespace.keys().collect();
+    assert!(!names.iter().any(|n| n.starts_with("agent.subagent_result.")), "{names:?}");
+    let released: Vec<_> = space
+        .owned_by(&Owner::Process(pid))
+        .filter_map(|oid| space.object(oid))
+        .filter(|meta| meta.released)
+        .collect();
+    assert_eq!(released.len(), 1, "the kept result, released: {released:?}");
 }
 
 #[tokio::test]

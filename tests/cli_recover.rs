@@ -197,32 +197,31 @@ fn a_command_without_an_image_keeps_the_rows_and_recover_brings_them_back() {
         rows(&state).into_iter().find(|r| r["goal"].as_str().is_some_and(|g| g.contains("Write the report")));
     let lead = lead.expect("the lead's row");
     assert_eq!(lead["status"], "exited", "{lead}");
-    assert_agents_once(&state, "killed after 20 commits, then a demo, then recover", true);
+    assert_agents_exited_once(&state, "killed after 12 commits, then a demo, then recover");
 }
 
-/// The agent example's processes: the lead, its researcher and its fork, each once, and none
-/// left live; with `all_exited`, each exited.
-fn assert_agents_once(state: &Path, context: &str, all_exited: bool) {
+/// The agent example's processes: the lead, its researcher and its fork, each once, and each
+/// exited.
+fn assert_agents_exited_once(state: &Path, context: &str) {
     let agents: Vec<_> = rows(state)
         .into_iter()
         .filter(|r| r["image"].as_str().is_some_and(|i| i.starts_with("agent")))
         .collect();
     assert_eq!(agents.len(), 3, "{context}: the lead, the researcher and the fork, once each: {agents:?}");
     for row in &agents {
-        let status = row["status"].as_str().unwrap_or_default();
-        if all_exited {
-            assert_eq!(status, "exited", "{context}: {row}");
-        } else {
-            assert!(["exited", "failed", "killed"].contains(&status), "{context}: {row}");
-        }
+        assert_eq!(row["status"], "exited", "{context}: {row}");
     }
 }
 
+/// The last kill point tried: a run of the agent example makes about 54 commits, fewer when
+/// the store groups more of them (under load).
+const KILL_POINTS_MAX: u64 = 48;
+
 #[test]
-fn an_agent_killed_at_several_commits_recovers_with_no_duplicate_child() {
+fn an_agent_killed_at_several_commits_recovers_with_no_duplicate_child_and_the_same_results() {
     let seed: u64 =
         std::env::var("AGENTVISOR_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xa9e7_2026);
-    let points = kill_points(seed, 5, 40);
+    let points = kill_points(seed, 6, KILL_POINTS_MAX);
     eprintln!("seed {seed:#x}: killing the agent after commits {points:?} (AGENTVISOR_TEST_SEED replays)");
     let work = tempfile::tempdir().expect("tempdir");
     let root = env!("CARGO_MANIFEST_DIR");
@@ -232,14 +231,15 @@ fn an_agent_killed_at_several_commits_recovers_with_no_duplicate_child() {
     for (i, commits) in points.iter().enumerate() {
         let state = work.path().join(format!("state-{i}"));
         let context = format!("seed {seed:#x}, kill after {commits}");
-        // Nothing is launched twice, whatever the kill point. Whether every agent then exits
-        // depends on its scripted brain accepting the resumed conversation, which this does
-        // not test: an agent that fails ends failed, and its outcome says why.
+        // Nothing is launched twice, whatever the kill point, and every agent exits: a turn
+        // replayed from its checkpoint sees what its first run saw (the scripted lead fails if
+        // its researcher's result is missing from its wait, a finished agent fails if it is
+        // asked for a turn its script does not have).
         if killed_after(&state, *commits, &args) == Killed::AtCommit {
             let out = agentvisor(&state, &["recover", "--resume"]);
-            eprintln!("{context}: recover --resume {}: {}", out.status, text(&out.stderr));
+            assert!(out.status.success(), "{context}: recover --resume: {}", text(&out.stderr));
         }
-        assert_agents_once(&state, &context, false);
+        assert_agents_exited_once(&state, &context);
     }
 }
 

@@ -429,7 +429,11 @@ impl Agent {
         let mut results = Vec::with_capacity(pids.len());
         for waited in self.wait_all(&pids).await? {
             let pid = waited.child_pid;
-            let result = self.collect_subagent(&waited).await;
+            // The merge releases the result: it is kept first, and not merged if it cannot be.
+            let (result, kept) = match self.collect_subagent(&waited, args.merge).await {
+                Ok(result) => (result, Ok(())),
+                Err(e) => (self.collect_subagent(&waited, false).await.map_err(Dispatch::Failed)?, Err(e)),
+            };
             let mut entry = json!({
                 "id": pid.to_string(),
                 "status": waited.status.as_str(),
@@ -437,11 +441,17 @@ impl Agent {
                 "result": result,
             });
             if args.merge {
-                entry["merged"] = match self.ctx.merge_child(pid, true).await {
-                    Ok(merged) => {
-                        json!({"merged_oids": merged.merged_oids, "skipped": merged.skipped_oids.len()})
-                    }
-                    Err(e) => json!({"error": {"code": e.code, "message": e.message}}),
+                entry["merged"] = match kept {
+                    Err(e) => json!({"error": {
+                        "code": "result_not_kept",
+                        "message": format!("not merged: a merge releases the result, and it could not be kept first: {e}"),
+                    }}),
+                    Ok(()) => match self.ctx.merge_child(pid, true).await {
+                        Ok(merged) => {
+                            json!({"merged_oids": merged.merged_oids, "skipped": merged.skipped_oids.len()})
+                        }
+                        Err(e) => json!({"error": {"code": e.code, "message": e.message}}),
+                    },
                 };
             }
             results.push(entry);

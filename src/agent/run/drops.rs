@@ -11,6 +11,9 @@
 //! The drops happen after the checkpoint that names the successor commits, so a restart from
 //! the checkpoint before the exec never finds its modules gone; a restart after it runs the
 //! recorded drops again, and a drop already made answers as done.
+//!
+//! The same list holds the subagent results kept across a merge ([`super::cost`]): dropped
+//! by name once the checkpoint of the turn that collected them commits.
 
 use super::error::AgentError;
 use super::persist::{self, MEMORIES_OBJECT};
@@ -65,8 +68,8 @@ impl Agent {
         self.link_memories().await
     }
 
-    /// Drops what an exec let go of; called once the checkpoint that records the drops has
-    /// committed.
+    /// Drops what an exec let go of and the results kept across a merge; called once the
+    /// checkpoint that records the drops has committed.
     pub(crate) async fn finish_drops(&mut self) -> Result<(), AgentError> {
         for pending in std::mem::take(&mut self.state.pending_drops) {
             let target = match pending {

@@ -3,22 +3,18 @@
 
 use super::error::AgentError;
 use super::program::Agent;
-use super::turn::DeclaredFork;
+use crate::actors::Pid;
 use crate::agent::telemetry::AgentEvent;
 use crate::tools::ToolName;
 use serde_json::{Value, json};
 
 impl Agent {
     /// Ends the session with `result`.
-    pub(crate) async fn finish(
-        mut self,
-        result: Option<Value>,
-        forks: &[DeclaredFork],
-    ) -> Result<(), AgentError> {
-        for fork in forks {
+    pub(crate) async fn finish(mut self, result: Option<Value>, forks: &[Pid]) -> Result<(), AgentError> {
+        for &fork in forks {
             // A fork that already ended, or that another call collected, answers at once.
-            if let Ok(waited) = self.ctx.wait_child(fork.pid, true).await {
-                self.collect_subagent(&waited).await;
+            if let Ok(waited) = self.ctx.wait_child(fork, true).await {
+                self.collect_subagent(&waited, false).await?;
             }
         }
         let usage = self

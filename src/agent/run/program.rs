@@ -13,9 +13,10 @@
 use super::error::AgentError;
 use super::host::{AgentHost, AgentIdentity};
 use super::launch::AgentLaunch;
-use super::state::{AgentState, MachineAt};
+use super::state::{AgentState, DeclaredEnding, MachineAt};
 use super::tools::offered_tools;
 use super::turn::Declarations;
+use crate::actors::Pid;
 use crate::actors::kernel::mailbox::Notice;
 use crate::actors::runtime::ProcessContext;
 use crate::actors::runtime::calls::BatchRule;
@@ -197,6 +198,10 @@ impl Agent {
     }
 
     async fn run(mut self) -> Result<(), AgentError> {
+        // Restarted from the checkpoint of the turn that declared the end: end it so.
+        if let Some(ending) = self.state.ending.clone() {
+            return self.finish(ending.result, &ending.forks).await;
+        }
         loop {
             if self.window.turn() >= AGENT_TURNS_MAX {
                 return Err(AgentError::TooManyTurns { turns: self.window.turn(), max: AGENT_TURNS_MAX });
@@ -209,7 +214,8 @@ impl Agent {
                 turn = tracing::field::Empty,
             );
             if let Some(ending) = self.take_turn(&span).instrument(span.clone()).await? {
-                return self.finish(ending.result, &ending.forks).await;
+                let forks: Vec<Pid> = ending.forks.iter().map(|f| f.pid).collect();
+                return self.finish(ending.result, &forks).await;
             }
         }
     }
@@ -315,6 +321,10 @@ impl Agent {
         self.prepare_forks(&resolved.forks, turn_no)?;
         if let Some(succession) = &resolved.succession {
             self.succeed(succession, turn_no).await?;
+        }
+        if let Some(result) = &resolved.ending {
+            let forks = resolved.forks.iter().map(|f| f.pid).collect();
+            self.state.ending = Some(DeclaredEnding { result: result.clone(), forks });
         }
         self.checkpoint().await?;
         self.deliver_handoffs().await?;

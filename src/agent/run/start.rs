@@ -120,6 +120,7 @@ impl Agent {
             pending_handoffs: Vec::new(),
             archive: Default::default(),
             pending_drops: Vec::new(),
+            ending: None,
         };
         let agent = Agent::assemble(host, ctx, launch, state, window, 0)?;
         let via = if agent.launch.parent_agent_id.is_some() { SpawnVia::Spawn } else { SpawnVia::Root };
@@ -160,6 +161,7 @@ impl Agent {
             pending_handoffs: Vec::new(),
             archive: start.archive,
             pending_drops: Vec::new(),
+            ending: None,
         };
         Agent::assemble(host, ctx, launch, state, window, 0)
     }

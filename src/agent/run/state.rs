@@ -3,6 +3,7 @@
 
 use super::archive::Archive;
 use super::error::AgentError;
+use crate::actors::Pid;
 use crate::agent::brain::{Message, Usage};
 use crate::agent::modules::Modules;
 use crate::agent::window::WindowSnapshot;
@@ -145,9 +146,23 @@ pub struct AgentState {
     /// The turns `archive_thread` took out of the window.
     #[serde(default)]
     pub archive: Archive,
-    /// Module objects an exec let go of, not yet dropped.
+    /// Module objects an exec let go of, and subagent results kept across a merge, not yet
+    /// dropped.
     #[serde(default)]
     pub pending_drops: Vec<PendingDrop>,
+    /// The ending the last checkpointed turn declared: a restart from that checkpoint ends the
+    /// session with it instead of asking the brain for another turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ending: Option<DeclaredEnding>,
+}
+
+/// A session's declared end, as its checkpoint records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclaredEnding {
+    /// The result it finishes with.
+    pub result: Option<serde_json::Value>,
+    /// The forks declared in the finishing turn, which run to completion first.
+    pub forks: Vec<Pid>,
 }
 
 impl AgentState {
