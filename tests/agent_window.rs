@@ -737,3 +737,25 @@ fn a_chunk_ids_text_is_its_bytes_in_hex_and_reads_back() {
         })
         .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
 }
+
+#[test]
+fn a_window_holds_the_snapshot_taken_of_it_until_it_changes() {
+    let store = MemoryChunkStore::new();
+    let mut window = window_of(range(3 * C + 5));
+    assert!(!window.holds_snapshot(&WindowSnapshot::empty(0)), "not an empty window");
+    let snapshot = window.snapshot(&store).expect("snapshot");
+    assert!(window.holds_snapshot(&snapshot));
+    assert!(window.fork().holds_snapshot(&snapshot), "a fork shares the head link");
+    assert!(Window::restore(snapshot.clone(), &store).expect("restore").holds_snapshot(&snapshot));
+    let mut pushed = window.fork();
+    pushed.push(1).expect("below the bound");
+    assert!(!pushed.holds_snapshot(&snapshot), "another tail");
+    let mut sealed = window.fork();
+    for item in 0..C as u32 {
+        sealed.push(item).expect("below the bound");
+    }
+    assert!(!sealed.holds_snapshot(&snapshot), "another chunk");
+    window.next_turn();
+    assert!(!window.holds_snapshot(&snapshot), "another turn");
+    assert!(window_of([]).holds_snapshot(&WindowSnapshot::empty(0)));
+}

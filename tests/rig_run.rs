@@ -1,7 +1,8 @@
 //! Running rigs through `RigRunner`, as an embedder would: the example rig on an in-memory
 //! runtime, a seat store that cannot write a token, unresolvable sources, external seats on
 //! fake `claude` and `codex` executables, restoring from the SQLite seat store, expansion, and
-//! the wording every outcome uses.
+//! the wording every outcome uses, and a seat forked from a seat of the same run sharing its
+//! window.
 //!
 //! The fakes pick their behaviour from the name of the directory they run in (the member's
 //! `cwd`), so one rig can hold a seat per behaviour. No test sleeps: a hang is cut by the
@@ -16,7 +17,7 @@ use agentvisor::actors::Status;
 use agentvisor::actors::runtime::{Runtime, RuntimeOptions};
 use agentvisor::actors::store::ProcessQuery;
 use agentvisor::agent::telemetry::Telemetry;
-use agentvisor::agent::window::MemoryChunkStore;
+use agentvisor::agent::window::{ChunkId, ChunkStore, ChunkStoreError, MemoryChunkStore};
 use agentvisor::rig::adapter::{ClaudeCodeAdapter, CodexAdapter, TerminalAdapter};
 use agentvisor::rig::run::{Adapters, RigHosts, RigRunner, SeatOutcome};
 use agentvisor::rig::store::{
@@ -594,4 +595,78 @@ async fn a_delegates_to_edge_lets_the_from_seat_message_the_to_seat_and_says_so(
         Some(serde_json::json!(helper_pid.to_string()))
     );
     assert!(note.body.contains("helper"), "{}", note.body);
+}
+
+/// A chunk store that counts the chunks and links read back from it.
+struct CountingChunks {
+    inner: MemoryChunkStore,
+    gets: std::sync::atomic::AtomicUsize,
+}
+
+impl ChunkStore for CountingChunks {
+    fn put(&self, id: ChunkId, bytes: Vec<u8>) -> Result<(), ChunkStoreError> {
+        self.inner.put(id, bytes)
+    }
+
+    fn get(&self, id: &ChunkId) -> Result<Option<Vec<u8>>, ChunkStoreError> {
+        self.gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.get(id)
+    }
+
+    fn contains(&self, id: &ChunkId) -> Result<bool, ChunkStoreError> {
+        self.inner.contains(id)
+    }
+}
+
+#[tokio::test]
+async fn a_seat_forked_from_a_seat_of_the_same_run_shares_its_window_and_reads_no_chunk() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::fs::write(
+        dir.path().join("talk.yaml"),
+        "brains:\n  - {id: t, kind: scripted, script: talker}\n  - {id: f, kind: scripted, script: forker}\n\
+         profiles:\n  - id: talker\n    description: Talks.\n    brain: t\n    window_tokens: 1000000\n    \
+         capabilities: {notebook: true}\n  - id: forker\n    description: Starts from the talk.\n    brain: f\n    \
+         window_tokens: 1000000\n",
+    )
+    .expect("write the agent configuration");
+    // Four turns of forty calls: the talk seals chunks, so a restore would read them back.
+    let talk: Vec<_> = (0..4)
+        .map(|t| {
+            let calls: Vec<_> = (0..40)
+                .map(|i| serde_json::json!({"name": "write_note", "arguments": {"page": "p", "text": format!("{t}.{i}")}}))
+                .collect();
+            serde_json::json!({"tool_calls": calls})
+        })
+        .chain([serde_json::json!({"tool_calls": [{"name": "finish", "arguments": {"result": "talked"}}]})])
+        .collect();
+    let scripts = serde_json::json!({
+        "talker": {"turns": talk},
+        "forker": {"turns": [{"expect": {"tool_results_contain": ["your session ends"]},
+                              "tool_calls": [{"name": "finish", "arguments": {"result": "forked"}}]}]},
+    });
+    std::fs::write(dir.path().join("talk-scripts.json"), scripts.to_string()).expect("write the scripts");
+    let spec = parse_rig(
+        "id: r\nmembers:\n  - {id: talker, runtime: native, agent_ref: talk.yaml, profile: talker}\n  - id: forker\n    \
+         runtime: native\n    agent_ref: talk.yaml\n    profile: forker\n    session_source:\n      mode: fork\n      \
+         ref: {kind: native_id, value: 'seat:talker'}\n",
+    )
+    .expect("spec");
+    let chunks = Arc::new(CountingChunks { inner: MemoryChunkStore::new(), gets: Default::default() });
+    let hosts = RigHosts::load(&spec, dir.path(), chunks.clone(), &Telemetry::new())
+        .expect("the configuration loads");
+    let rt = Arc::new(Runtime::in_memory(hosts.register(RuntimeOptions::new())).await.expect("a runtime"));
+    let store = Arc::new(MemorySeatStore::new());
+    let runner =
+        RigRunner::new(Arc::clone(&rt), hosts, store, adapters(FINISH_BOUND), dir.path().to_path_buf());
+    let (_, outcomes) = runner.run(&spec, "talk.yaml").await.expect("the rig runs");
+
+    for member in ["talker", "forker"] {
+        assert_eq!(outcome(&outcomes, member).process_status.as_deref(), Some("exited"), "{outcomes:?}");
+    }
+    assert_eq!(outcome(&outcomes, "forker").origin(), "forked from source session seat:talker");
+    assert_eq!(
+        chunks.gets.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the fork started from the talker's window in memory, not from the chunk store"
+    );
 }

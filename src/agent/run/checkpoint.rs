@@ -73,6 +73,7 @@ impl Agent {
             .map(|(name, payload)| NamedWrite { name: name.to_string(), payload: payload.clone() });
         self.ctx.checkpoint_with(bytes, named.collect()).await.map_err(AgentError::kernel("checkpoint"))?;
         self.written.extend(writes.0);
+        self.host.leave_window(self.ctx.pid(), &self.window);
         // What an exec let go of goes only now that the checkpoint naming the successor is in.
         self.finish_drops().await
     }

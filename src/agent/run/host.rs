@@ -75,6 +75,10 @@ pub struct AgentHost {
     /// The runtime's store, once attached: where a seat started from a prior conversation
     /// source reads that source's last checkpoint.
     store: std::sync::OnceLock<Arc<dyn Store>>,
+    /// Windows kept for seats that start from them: by the process whose window it is, its
+    /// window at its last checkpoint (`None` until the first). A fork of that checkpoint
+    /// shares it in O(1) instead of restoring it from the chunk store.
+    kept: DashMap<Pid, Option<Window<Message>>>,
 }
 
 impl std::fmt::Debug for AgentHost {
@@ -121,6 +125,7 @@ impl AgentHost {
             chunks,
             telemetry,
             handoffs: DashMap::new(),
+            kept: DashMap::new(),
             root_budget: parking_lot::Mutex::new(RootBudget::default()),
             store: std::sync::OnceLock::new(),
             mcp_link: std::sync::OnceLock::new(),
@@ -143,7 +148,38 @@ impl AgentHost {
     /// session started from it opens on. Refused if the process is unknown, is not an agent,
     /// or has no checkpoint yet.
     pub fn source_window(&self, source: &str) -> Result<Window<Message>, AgentError> {
-        Ok(Window::restore(self.source_snapshot(source)?, &*self.chunks)?)
+        let snapshot = self.source_snapshot(source)?;
+        let kept = source.parse().ok().and_then(|pid| self.kept_window(pid));
+        match kept {
+            // The window of the very checkpoint the store names: shared, not restored.
+            Some(window) if window.holds_snapshot(&snapshot) => Ok(window),
+            _ => Ok(Window::restore(snapshot, &*self.chunks)?),
+        }
+    }
+
+    /// From now on, the agent `pid` leaves its window here at each checkpoint, for a seat that
+    /// will start from its conversation ([`Self::source_window`] then shares it). Kept until
+    /// the host is dropped.
+    pub fn keep_window_of(&self, pid: Pid) {
+        self.kept.entry(pid).or_insert(None);
+    }
+
+    /// The window `pid` left at its last checkpoint, if this host keeps it.
+    pub fn kept_window(&self, pid: Pid) -> Option<Window<Message>> {
+        self.kept.get(&pid).and_then(|slot| slot.clone())
+    }
+
+    /// Keeps `window` as `pid`'s, for a seat of this host that starts from it (the window was
+    /// kept by the host `pid` ran on).
+    pub fn offer_window(&self, pid: Pid, window: Window<Message>) {
+        self.kept.insert(pid, Some(window));
+    }
+
+    /// After `pid`'s checkpoint: its window, if this host keeps it.
+    pub(crate) fn leave_window(&self, pid: Pid, window: &Window<Message>) {
+        if let Some(mut slot) = self.kept.get_mut(&pid) {
+            *slot = Some(window.clone());
+        }
     }
 
     /// Checks that [`Self::source_window`] can restore `source`'s conversation — an agent

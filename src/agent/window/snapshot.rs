@@ -228,6 +228,26 @@ fn encode<M: Serialize>(chunk: &Chunk<M>) -> Result<Vec<u8>, SnapshotError> {
     chunk.encode().map_err(|e| SnapshotError::Encode { what: "chunk", message: e.to_string() })
 }
 
+impl<M: PartialEq> Window<M> {
+    /// Whether this window is the one `snapshot` describes: the same head link (known once a
+    /// snapshot of this window or of the window it was forked from computed it), chunk count,
+    /// tail and turn. O(tail); reads no store. A window that is, can stand in for a restore of
+    /// the snapshot.
+    pub fn holds_snapshot(&self, snapshot: &WindowSnapshot<M>) -> bool {
+        let chain = &self.contents.chain;
+        let head = chain.newest_first().next().map(|(_, link)| link);
+        let same_head = match (head, snapshot.head) {
+            (None, None) => snapshot.chunk_ids.is_empty(),
+            (Some(Some(link)), Some(named)) => link == named,
+            _ => false,
+        };
+        same_head
+            && chain.chunk_count() == snapshot.chunk_count()
+            && self.turn == snapshot.turn
+            && self.contents.tail == snapshot.tail
+    }
+}
+
 impl<M: Clone + DeserializeOwned> Window<M> {
     /// The window `snapshot` describes, reading its chunks from `store`.
     ///

@@ -229,6 +229,7 @@ impl RigRunner {
                 ended: Arc::clone(&self.ended),
                 rig: rig.clone(),
                 member: member.clone(),
+                forked_from: forks_from_seat(members, &member.id),
                 done: senders.remove(member.id.as_str()),
                 interrupt: self.interrupt.clone(),
                 spawned: None,
@@ -247,6 +248,14 @@ impl RigRunner {
     }
 }
 
+/// Whether a member of `members` forks from the seat `member` of the same launch.
+fn forks_from_seat(members: &[Member], member: &MemberId) -> bool {
+    let reference = format!("{SEAT_REF_PREFIX}{member}");
+    members.iter().any(|m| {
+        matches!(&m.session_source, Some(SessionSource::Fork { native_id }) if native_id.as_str() == reference)
+    })
+}
+
 /// One seat's launch, in its own task.
 struct SeatTask {
     rt: Arc<Runtime>,
@@ -258,6 +267,9 @@ struct SeatTask {
     ended: Arc<parking_lot::Mutex<HashMap<SeatKey, watch::Receiver<Option<Pid>>>>>,
     rig: RigId,
     member: Member,
+    /// Whether another seat launched with it forks from it (`seat:<member>`): its agent then
+    /// leaves its checkpointed window in its host, and the fork starts from it in O(1).
+    forked_from: bool,
     done: Option<watch::Sender<Option<Pid>>>,
     interrupt: CancellationToken,
     /// A native seat's held process, once spawned and until its token is recorded.
@@ -379,6 +391,10 @@ impl SeatTask {
             None => None,
         };
         if let Some(pid) = &source {
+            // A seat of this run forked from: its window, kept by the host it ran on.
+            if let Some(window) = self.hosts.all().find_map(|h| h.kept_window(*pid)) {
+                host.offer_window(*pid, window);
+            }
             host.check_source(&pid.to_string())
                 .map_err(|e| failure("resolve", format!("native: the source session cannot be read: {e}")))?;
         }
@@ -395,6 +411,9 @@ impl SeatTask {
         let token = NativeId(uuid::Uuid::now_v7().to_string());
         let pid = self.rt.spawn_root(spec).await.map_err(|e| failure("launch", e.to_string()))?;
         self.spawned = Some(pid);
+        if self.forked_from {
+            host.keep_window_of(pid);
+        }
         let pid_text = pid.to_string();
         let realized =
             persist(|| self.store.realize(&self.rig, &self.member.id, &token, Some(&pid_text))).await;
