@@ -87,9 +87,10 @@ async fn a_subagent_runs_its_own_profile_on_a_fresh_window_and_is_collected() {
 }
 
 #[tokio::test]
-async fn a_merged_subagents_result_is_answered_and_its_kept_copy_dropped_after_the_checkpoint() {
+async fn merged_subagents_results_are_answered_and_their_kept_copies_dropped_after_the_checkpoint() {
     let lead = vec![
-        ScriptedTurn::call("spawn_subagent", json!({"agent": "worker", "prompt": "count"})),
+        ScriptedTurn::call("spawn_subagent", json!({"agent": "worker", "prompt": "count"}))
+            .with_call("spawn_subagent", json!({"agent": "worker", "prompt": "count again"})),
         ScriptedTurn::call("wait_for_subagents", json!({"merge": true})),
         ScriptedTurn::text("done").expect_tool_result("counted").expect_tool_result("merged_oids"),
     ];
@@ -100,9 +101,9 @@ async fn a_merged_subagents_result_is_answered_and_its_kept_copy_dropped_after_t
     let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
     assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
 
-    // The result was kept under a name of the lead's own before the merge released the
-    // worker's, and that copy went once the turn's checkpoint was in: the name is unbound
-    // and the object released.
+    // The results were kept under names of the lead's own before the merges released the
+    // workers', and those copies went once the turn's checkpoint was in: the names are
+    // unbound and the objects released.
     let space = runtime.object_space();
     let names: Vec<&String> = space.process(pid).expect("the lead's memory").namespace.keys().collect();
     assert!(!names.iter().any(|n| n.starts_with("agent.subagent_result.")), "{names:?}");
@@ -111,7 +112,7 @@ async fn a_merged_subagents_result_is_answered_and_its_kept_copy_dropped_after_t
         .filter_map(|oid| space.object(oid))
         .filter(|meta| meta.released)
         .collect();
-    assert_eq!(released.len(), 1, "the kept result, released: {released:?}");
+    assert_eq!(released.len(), 2, "the two kept results, released: {released:?}");
 }
 
 #[tokio::test]

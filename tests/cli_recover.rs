@@ -213,7 +213,7 @@ fn assert_agents_exited_once(state: &Path, context: &str) {
     }
 }
 
-/// The last kill point tried: a run of the agent example makes about 54 commits, fewer when
+/// The last kill point tried: a run of the agent example makes about 52 commits, fewer when
 /// the store groups more of them (under load).
 const KILL_POINTS_MAX: u64 = 48;
 

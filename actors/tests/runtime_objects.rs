@@ -287,6 +287,46 @@ async fn a_checkpoint_writes_its_named_objects_with_it_and_refuses_as_the_writes
 }
 
 #[tokio::test]
+async fn named_writes_are_made_in_one_call_as_the_writes_one_by_one_would() {
+    let rt = runtime().await;
+    let root = puppet_root(&rt).await;
+    let kept =
+        create_ok(&rt, root, CreateObject { durable: true, ..object(Some("kept"), json!(1), &[]) }).await;
+    // Charges reach the stored row with its next commit, as a write_object's do: a checkpoint
+    // without writes commits it and charges nothing.
+    let commit_row = || rt.call_as(root, Call::Checkpoint { state: Vec::new(), writes: Vec::new() });
+    commit_row().await.expect("checkpoint");
+    let calls = row(&rt, root).account.self_spent.tool_calls;
+    let writes = vec![named("kept", json!(2)), named("fresh", json!({"a": 1}))];
+    rt.call_as(root, Call::WriteNamed(writes)).await.expect("written");
+    commit_row().await.expect("checkpoint");
+    assert_eq!(row(&rt, root).account.self_spent.tool_calls, calls + 2, "charged as the two object calls");
+    assert_eq!(read(&rt, root, kept).await.expect("read").payload, Some(json!(2)));
+    let fresh =
+        read_target(&rt, root, ObjectTarget::Name("fresh".into())).await.expect("created under its name");
+    assert_eq!(fresh.payload, Some(json!({"a": 1})));
+    assert!(fresh.durable, "created durable");
+
+    let twice = vec![named("kept", json!(3)), named("kept", json!(4))];
+    assert_refused(rt.call_as(root, Call::WriteNamed(twice)).await, "invalid_arguments", &["kept", "twice"]);
+    assert_eq!(read(&rt, root, kept).await.expect("read").payload, Some(json!(2)), "nothing written");
+
+    // Refused by the object rules midway: the writes before it are made.
+    rt.call_as(root, Call::CreateObject(root_object("shared", json!("original")))).await.expect("create");
+    let child = fork(&rt, root, launch("worker", None), ForkMode::Worker, RootSelection::AllParentRoots)
+        .await
+        .expect("fork")
+        .pid;
+    let writes = vec![named("mine", json!("made")), named("shared", json!("overwritten"))];
+    assert_refused(rt.call_as(child, Call::WriteNamed(writes)).await, "missing_right", &["write"]);
+    let mine =
+        read_target(&rt, child, ObjectTarget::Name("mine".into())).await.expect("made before the refusal");
+    assert_eq!(mine.payload, Some(json!("made")));
+    assert_space(&rt);
+    rt.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test]
 async fn read_only_fork_modes_cannot_write_inherited_objects() {
     let rt = runtime().await;
     let root = puppet_root(&rt).await;

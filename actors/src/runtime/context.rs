@@ -325,6 +325,12 @@ impl ProcessContext {
         self.call(Call::Charge(usage)).await.map(|_| ())
     }
 
+    /// Writes `writes` (objects named in this process's namespace, created if unbound) in one
+    /// commit ([`Call::WriteNamed`]).
+    pub async fn write_named(&self, writes: Vec<NamedWrite>) -> Result<(), ToolError> {
+        self.call(Call::WriteNamed(writes)).await.map(|_| ())
+    }
+
     /// Stores a checkpoint durably; a restart gets it back in [`Self::restored_checkpoint`].
     pub async fn checkpoint(&self, bytes: Vec<u8>) -> Result<(), ToolError> {
         self.checkpoint_with(bytes, Vec::new()).await

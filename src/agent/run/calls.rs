@@ -7,6 +7,7 @@
 //! the turn answer `batch_ended`.
 
 use super::code::{ProgramRan, Source};
+use super::cost::Read;
 use super::error::AgentError;
 use super::launch::AgentLaunch;
 use super::program::Agent;
@@ -426,14 +427,24 @@ impl Agent {
             }
             pids.push(pid);
         }
-        let mut results = Vec::with_capacity(pids.len());
-        for waited in self.wait_all(&pids).await? {
+        let waited = self.wait_all(&pids).await?;
+        let mut reads = Vec::with_capacity(waited.len());
+        for w in &waited {
+            reads.push(self.read_result(w).await.map_err(Dispatch::Failed)?);
+        }
+        // A merge releases the result: the ones about to be merged are kept first, in one
+        // commit, and none is merged if they cannot be.
+        let kept = if args.merge {
+            let granted: Vec<(Pid, &Read)> =
+                waited.iter().zip(&reads).filter_map(|(w, r)| r.as_ref().map(|r| (w.child_pid, r))).collect();
+            self.keep_results(&granted).await
+        } else {
+            Ok(())
+        };
+        let mut results = Vec::with_capacity(waited.len());
+        for (waited, read) in waited.into_iter().zip(reads) {
             let pid = waited.child_pid;
-            // The merge releases the result: it is kept first, and not merged if it cannot be.
-            let (result, kept) = match self.collect_subagent(&waited, args.merge).await {
-                Ok(result) => (result, Ok(())),
-                Err(e) => (self.collect_subagent(&waited, false).await.map_err(Dispatch::Failed)?, Err(e)),
-            };
+            let result = self.collect_read(pid, read);
             let mut entry = json!({
                 "id": pid.to_string(),
                 "status": waited.status.as_str(),
@@ -441,7 +452,7 @@ impl Agent {
                 "result": result,
             });
             if args.merge {
-                entry["merged"] = match kept {
+                entry["merged"] = match &kept {
                     Err(e) => json!({"error": {
                         "code": "result_not_kept",
                         "message": format!("not merged: a merge releases the result, and it could not be kept first: {e}"),

@@ -1,8 +1,8 @@
 //! Collecting a subagent: its result, and its subtree's cost rolled into this agent's.
 //!
 //! A merge releases the result object the wait granted (the kernel's collection boundary), so
-//! a result about to be merged is first kept under a name of the agent's own, durably, until
-//! the checkpoint of the turn that collected it commits. A turn replayed after a crash between
+//! the results about to be merged are first kept under names of the agent's own, durably (one
+//! commit for all of a call's), until the checkpoint of the turn that collected them commits. A turn replayed after a crash between
 //! the merge and that checkpoint then answers with the same result instead of none.
 
 use super::error::AgentError;
@@ -10,10 +10,27 @@ use super::persist;
 use super::program::Agent;
 use super::state::{PendingDrop, add_usage};
 use crate::actors::Pid;
-use crate::actors::runtime::calls::WaitResult;
+use crate::actors::runtime::calls::{NamedWrite, WaitResult};
 use crate::agent::brain::Usage;
+use crate::tools::ToolName;
 use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// A subagent's result as read: through the wait's handle, or the copy kept before a merge.
+pub(crate) enum Read {
+    /// Read through the handle the wait granted.
+    Granted(Value),
+    /// The copy kept before an earlier run of this turn merged the subagent.
+    Kept(Value),
+}
+
+impl Read {
+    fn into_payload(self) -> Value {
+        match self {
+            Read::Granted(payload) | Read::Kept(payload) => payload,
+        }
+    }
+}
 
 /// The name a subagent's result is kept under from before its merge to the checkpoint of the
 /// turn that collected it.
@@ -22,40 +39,58 @@ pub(crate) fn kept_result_name(child: Pid) -> String {
 }
 
 impl Agent {
-    /// Reads a waited subagent's result (when the wait granted a handle on it, else the one
-    /// kept before a merge of an earlier run of this turn), adds the cost its result reports
-    /// for its subtree to this agent's, and marks it collected. With `keep` (a merge follows),
-    /// the result is first kept durably under [`kept_result_name`]; it is dropped once this
-    /// turn's checkpoint is in. Returns the result the subagent finished with (`null` if none
-    /// could be read). Collecting twice adds nothing the second time. Fails only if a result
-    /// to keep could not be written: the caller must not merge then.
-    pub(crate) async fn collect_subagent(
-        &mut self,
-        waited: &WaitResult,
-        keep: bool,
-    ) -> Result<Value, AgentError> {
-        let granted = match (waited.result_oid, waited.result_handle) {
-            (Some(oid), true) => self.ctx.read_object(oid).await.ok().and_then(|v| v.payload),
-            _ => None,
-        };
+    /// Reads a waited subagent's result and collects it: adds the cost its result reports for
+    /// its subtree to this agent's and marks it collected. Returns the result the subagent
+    /// finished with (`null` if none could be read). Collecting twice adds nothing the second
+    /// time.
+    pub(crate) async fn collect_subagent(&mut self, waited: &WaitResult) -> Result<Value, AgentError> {
+        let payload = self.read_result(waited).await?;
+        Ok(self.account_collected(waited.child_pid, payload.map(Read::into_payload)))
+    }
+
+    /// A waited subagent's result: through the handle the wait granted, else the copy kept
+    /// before a merge of an earlier run of this turn released it (dropped again after this
+    /// turn's checkpoint).
+    pub(crate) async fn read_result(&mut self, waited: &WaitResult) -> Result<Option<Read>, AgentError> {
+        if let (Some(oid), true) = (waited.result_oid, waited.result_handle)
+            && let Some(payload) = self.ctx.read_object(oid).await.ok().and_then(|v| v.payload)
+        {
+            return Ok(Some(Read::Granted(payload)));
+        }
         let name = kept_result_name(waited.child_pid);
-        let payload = match granted {
-            Some(payload) if keep => {
-                persist::put(&self.ctx, &name, payload.clone()).await?;
+        Ok(match persist::get(&self.ctx, &name).await? {
+            Some((_, payload)) => {
                 self.state.pending_drops.push(PendingDrop::Name(name));
-                Some(payload)
+                Some(Read::Kept(payload))
             }
-            Some(payload) => Some(payload),
-            // Released by the merge of an earlier run of this turn: the kept copy, if any.
-            None => match persist::get(&self.ctx, &name).await? {
-                Some((_, payload)) => {
-                    self.state.pending_drops.push(PendingDrop::Name(name));
-                    Some(payload)
+            None => None,
+        })
+    }
+
+    /// Keeps the results read through a wait's handle, before the merges that release them: all
+    /// in one commit, each under [`kept_result_name`], dropped once this turn's checkpoint is in.
+    pub(crate) async fn keep_results(&mut self, results: &[(Pid, &Read)]) -> Result<(), AgentError> {
+        let writes: Vec<NamedWrite> = results
+            .iter()
+            .filter_map(|(pid, read)| match read {
+                Read::Granted(payload) => {
+                    Some(NamedWrite { name: kept_result_name(*pid), payload: payload.clone() })
                 }
-                None => None,
-            },
-        };
-        Ok(self.account_collected(waited.child_pid, payload))
+                Read::Kept(_) => None,
+            })
+            .collect();
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<String> = writes.iter().map(|w| w.name.clone()).collect();
+        self.ctx.write_named(writes).await.map_err(AgentError::kernel(ToolName::WriteObject.as_str()))?;
+        self.state.pending_drops.extend(names.into_iter().map(PendingDrop::Name));
+        Ok(())
+    }
+
+    /// Collects a subagent whose result was read: see [`Self::collect_subagent`].
+    pub(crate) fn collect_read(&mut self, child: Pid, read: Option<Read>) -> Value {
+        self.account_collected(child, read.map(Read::into_payload))
     }
 
     /// Marks the subagent collected and rolls the subtree cost its result reports into this

@@ -14,7 +14,7 @@ impl Agent {
         for &fork in forks {
             // A fork that already ended, or that another call collected, answers at once.
             if let Ok(waited) = self.ctx.wait_child(fork, true).await {
-                self.collect_subagent(&waited, false).await?;
+                self.collect_subagent(&waited).await?;
             }
         }
         let usage = self

@@ -160,6 +160,10 @@ impl ProcessActor {
                 }
             },
             Call::Checkpoint { state: bytes, writes } => self.checkpoint(state, bytes, writes).await,
+            Call::WriteNamed(writes) => match check_named_writes(&writes) {
+                Ok(()) => self.write_named(state, writes, Vec::new()).await.map(|()| done(state)),
+                Err(e) => Err(e),
+            },
         };
         let notices = Self::take_notices(state, message_call);
         let _ = reply.send_with(result, notices);

@@ -120,9 +120,10 @@ impl ProcessActor {
         Ok(CallOk::Written(ObjectWritten { oid, labels, durable }))
     }
 
-    /// The writes of a [`Call::Checkpoint`](crate::runtime::calls::Call::Checkpoint), each as
+    /// The writes of a [`Call::Checkpoint`](crate::runtime::calls::Call::Checkpoint) or a
+    /// [`Call::WriteNamed`](crate::runtime::calls::Call::WriteNamed), each as
     /// `write_object` by name would make it, or `create_object` of a durable object under the
-    /// name when the name is unbound; then `then` (the checkpoint and the row); all staged
+    /// name when the name is unbound; then `then` (a checkpoint's own changes); all staged
     /// together and committed once. A refused write stops there: what was staged before it
     /// commits, `then` does not, and the refusal is the answer.
     pub(crate) async fn write_named(
@@ -428,7 +429,7 @@ pub(super) fn check_named_writes(writes: &[NamedWrite]) -> Result<(), ToolError>
         if !names.insert(write.name.as_str()) {
             return Err(ToolError::new(
                 crate::kernel::codes::INVALID_ARGUMENTS,
-                format!("the name {:?} is written twice in one checkpoint", write.name),
+                format!("the name {:?} is written twice in one call", write.name),
             ));
         }
         check_payload_size(

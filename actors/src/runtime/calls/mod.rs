@@ -155,6 +155,11 @@ pub enum Call {
     },
     /// Charges usage to the process's budget (model tokens, cost).
     Charge(Usage),
+    /// Writes the named objects of `writes` (each created, durable, if the name is unbound),
+    /// in order, in one commit. Each write is charged and refused as the `write_object` or
+    /// `create_object` it stands for; the first refused write refuses the call, with the
+    /// writes before it done, as the calls made one by one would leave them.
+    WriteNamed(Vec<NamedWrite>),
     /// Stores the program's checkpoint durably and releases a resume claim, after writing the
     /// named objects of `writes` (each created, durable, if the name is unbound): all in one
     /// commit. Each write is charged as the `write_object` or `create_object` it stands for;
@@ -168,7 +173,8 @@ pub enum Call {
     },
 }
 
-/// One object a [`Call::Checkpoint`] writes: the caller's name for it and its new payload.
+/// One object a [`Call::Checkpoint`] or [`Call::WriteNamed`] writes: the caller's name for it
+/// and its new payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NamedWrite {
     /// The name in the caller's namespace.
@@ -190,7 +196,7 @@ impl Call {
             Call::Merge { .. } => "merge_child_memory",
             Call::CreateObject(_) => "create_object",
             Call::ReadObject { .. } => "read_object",
-            Call::WriteObject { .. } => "write_object",
+            Call::WriteObject { .. } | Call::WriteNamed(_) => "write_object",
             Call::ListObjects => "list_objects",
             Call::CheckpointObject { .. } => "checkpoint_object",
             Call::DelegateObject { .. } => "delegate_object",
@@ -219,7 +225,7 @@ impl Call {
     /// `create_object`), the checkpoint itself being bookkeeping.
     pub fn charged_tool_calls(&self) -> u64 {
         match self {
-            Call::Checkpoint { writes, .. } => writes.len() as u64,
+            Call::Checkpoint { writes, .. } | Call::WriteNamed(writes) => writes.len() as u64,
             Call::SpawnGroup(_)
             | Call::WaitGroup(_)
             | Call::Exit { .. }
