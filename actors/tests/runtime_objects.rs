@@ -235,6 +235,25 @@ fn stored_checkpoint(rt: &Runtime, pid: Pid) -> Option<Vec<u8>> {
     rt.store().checkpoint(pid).expect("the store answers").map(|envelope| envelope.body)
 }
 
+/// Checks the writes of the named-write tests: `kept` now 2, `fresh` created durable.
+async fn assert_written(rt: &Runtime, root: Pid, kept: Oid) {
+    assert_eq!(read(rt, root, kept).await.expect("read").payload, Some(json!(2)));
+    let fresh =
+        read_target(rt, root, ObjectTarget::Name("fresh".into())).await.expect("created under its name");
+    assert_eq!(fresh.payload, Some(json!({"a": 1})));
+    assert!(fresh.durable, "created durable");
+}
+
+/// A worker fork of `root` after `root` created the root object `shared`, which the worker
+/// may read but not write.
+async fn worker_of_shared(rt: &Runtime, root: Pid) -> Pid {
+    rt.call_as(root, Call::CreateObject(root_object("shared", json!("original")))).await.expect("create");
+    fork(rt, root, launch("worker", None), ForkMode::Worker, RootSelection::AllParentRoots)
+        .await
+        .expect("fork")
+        .pid
+}
+
 #[tokio::test]
 async fn a_checkpoint_writes_its_named_objects_with_it_and_refuses_as_the_writes_would() {
     let rt = runtime().await;
@@ -250,11 +269,7 @@ async fn a_checkpoint_writes_its_named_objects_with_it_and_refuses_as_the_writes
     rt.call_as(root, Call::Checkpoint { state: b"one".to_vec(), writes }).await.expect("checkpoint");
     assert_eq!(row(&rt, root).account.self_spent.tool_calls, calls + 2, "charged as the two object calls");
     assert_eq!(stored_checkpoint(&rt, root).as_deref(), Some(&b"one"[..]));
-    assert_eq!(read(&rt, root, kept).await.expect("read").payload, Some(json!(2)));
-    let fresh =
-        read_target(&rt, root, ObjectTarget::Name("fresh".into())).await.expect("created under its name");
-    assert_eq!(fresh.payload, Some(json!({"a": 1})));
-    assert!(fresh.durable, "created durable");
+    assert_written(&rt, root, kept).await;
 
     // Refused before anything is written: a name twice, a payload over the limit.
     let twice = vec![named("kept", json!(3)), named("kept", json!(4))];
@@ -268,11 +283,7 @@ async fn a_checkpoint_writes_its_named_objects_with_it_and_refuses_as_the_writes
     assert_eq!(stored_checkpoint(&rt, root).as_deref(), Some(&b"one"[..]));
 
     // Refused by the object rules midway: the writes before it are made, the checkpoint is not.
-    rt.call_as(root, Call::CreateObject(root_object("shared", json!("original")))).await.expect("create");
-    let child = fork(&rt, root, launch("worker", None), ForkMode::Worker, RootSelection::AllParentRoots)
-        .await
-        .expect("fork")
-        .pid;
+    let child = worker_of_shared(&rt, root).await;
     let writes = vec![named("mine", json!("made")), named("shared", json!("overwritten"))];
     let refused = rt.call_as(child, Call::Checkpoint { state: b"child".to_vec(), writes }).await;
     assert_refused(refused, "missing_right", &["write"]);
@@ -301,22 +312,14 @@ async fn named_writes_are_made_in_one_call_as_the_writes_one_by_one_would() {
     rt.call_as(root, Call::WriteNamed(writes)).await.expect("written");
     commit_row().await.expect("checkpoint");
     assert_eq!(row(&rt, root).account.self_spent.tool_calls, calls + 2, "charged as the two object calls");
-    assert_eq!(read(&rt, root, kept).await.expect("read").payload, Some(json!(2)));
-    let fresh =
-        read_target(&rt, root, ObjectTarget::Name("fresh".into())).await.expect("created under its name");
-    assert_eq!(fresh.payload, Some(json!({"a": 1})));
-    assert!(fresh.durable, "created durable");
+    assert_written(&rt, root, kept).await;
 
     let twice = vec![named("kept", json!(3)), named("kept", json!(4))];
     assert_refused(rt.call_as(root, Call::WriteNamed(twice)).await, "invalid_arguments", &["kept", "twice"]);
     assert_eq!(read(&rt, root, kept).await.expect("read").payload, Some(json!(2)), "nothing written");
 
     // Refused by the object rules midway: the writes before it are made.
-    rt.call_as(root, Call::CreateObject(root_object("shared", json!("original")))).await.expect("create");
-    let child = fork(&rt, root, launch("worker", None), ForkMode::Worker, RootSelection::AllParentRoots)
-        .await
-        .expect("fork")
-        .pid;
+    let child = worker_of_shared(&rt, root).await;
     let writes = vec![named("mine", json!("made")), named("shared", json!("overwritten"))];
     assert_refused(rt.call_as(child, Call::WriteNamed(writes)).await, "missing_right", &["write"]);
     let mine =
