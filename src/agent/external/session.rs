@@ -16,6 +16,7 @@ use super::child::{ChildError, SessionChild};
 use super::command::{SessionSpec, Start, session_command};
 use super::stream::{Decoder, SessionEnd, StreamEvent};
 use crate::actors::runtime::ProcessContext;
+use crate::actors::runtime::calls::NamedWrite;
 use crate::agent::brain::{Message, Usage};
 use crate::agent::config::{ExternalProfile, ExternalRuntime};
 use crate::agent::run::persist::{self, COST_OBJECT, IDENTITY_OBJECT};
@@ -63,6 +64,17 @@ struct Session {
     collected: BTreeMap<String, Usage>,
     /// Their pids.
     collected_pids: Vec<String>,
+}
+
+/// The objects a session keeps of itself.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Saved {
+    /// The session record (`SESSION_OBJECT`).
+    Record,
+    /// The identity (`IDENTITY_OBJECT`).
+    Identity,
+    /// The cost object (`COST_OBJECT`).
+    Cost,
 }
 
 /// Whether a refusal says only that the process is inside a blocking call right now.
@@ -131,11 +143,10 @@ pub(crate) async fn run_session(
         (Some(_), Some(id)) => Start::Resume { session_id: id.clone() },
         _ => Start::Fresh { session_id: session.record.session_id.clone() },
     };
-    // Durable before the session starts: a crash after this line continues this session.
-    session.save_record().await?;
+    // Durable before the session starts: a crash after this line continues this session. A
+    // new session's identity and cost object go in the same commit.
     if saved.is_none() {
-        session.save_identity().await?;
-        session.save_cost().await?;
+        session.save(&[Saved::Record, Saved::Identity, Saved::Cost]).await?;
         let via = if session.launch.parent_agent_id.is_some() { SpawnVia::Spawn } else { SpawnVia::Root };
         session.emit(AgentEvent::AgentSpawned {
             profile: session.launch.agent.clone(),
@@ -148,6 +159,8 @@ pub(crate) async fn run_session(
             inherited: Default::default(),
             opening: vec![Message::user(session.launch.prompt.clone())],
         });
+    } else {
+        session.save(&[Saved::Record]).await?;
     }
     let outcome = session.drive(&profile, &start).await;
     session.end(outcome).await
@@ -158,12 +171,32 @@ impl Session {
         self.host.telemetry.emit(&self.ctx.pid().to_string(), &self.record.agent_id, event);
     }
 
-    async fn save_record(&self) -> Result<(), AgentError> {
-        persist::put(&self.ctx, SESSION_OBJECT, persist::to_payload(&self.record)?).await.map(|_| ())
+    async fn save_record(&mut self) -> Result<(), AgentError> {
+        self.save(&[Saved::Record]).await
     }
 
-    async fn save_identity(&self) -> Result<(), AgentError> {
-        let identity = json!({
+    /// Writes `objects` in one commit.
+    async fn save(&mut self, objects: &[Saved]) -> Result<(), AgentError> {
+        let mut writes = Vec::with_capacity(objects.len());
+        for object in objects {
+            let (name, payload) = match object {
+                Saved::Record => (SESSION_OBJECT, persist::to_payload(&self.record)?),
+                Saved::Identity => (IDENTITY_OBJECT, self.identity()),
+                Saved::Cost => (COST_OBJECT, self.cost_record()),
+            };
+            writes.push(NamedWrite { name: name.to_string(), payload });
+        }
+        let cost = objects.contains(&Saved::Cost);
+        self.cost_dirty |= cost;
+        self.ctx.write_named(writes).await.map_err(AgentError::kernel(ToolName::WriteObject.as_str()))?;
+        if cost {
+            self.cost_dirty = false;
+        }
+        Ok(())
+    }
+
+    fn identity(&self) -> Value {
+        json!({
             "agent_id": self.record.agent_id,
             "parent_agent_id": self.launch.parent_agent_id,
             "profile": self.launch.agent,
@@ -171,8 +204,7 @@ impl Session {
             "depth": self.launch.depth,
             "runtime": self.record.runtime,
             "session_id": self.record.session_id,
-        });
-        persist::put(&self.ctx, IDENTITY_OBJECT, identity).await.map(|_| ())
+        })
     }
 
     fn cost_record(&self) -> Value {
@@ -218,10 +250,7 @@ impl Session {
     }
 
     async fn save_cost(&mut self) -> Result<(), AgentError> {
-        self.cost_dirty = true;
-        persist::put(&self.ctx, COST_OBJECT, self.cost_record()).await?;
-        self.cost_dirty = false;
-        Ok(())
+        self.save(&[Saved::Cost]).await
     }
 
     /// Charges `usage` to the incarnation and to the kernel budget. While the session is
@@ -359,8 +388,7 @@ impl Session {
             StreamEvent::Session(id) => {
                 if self.record.session_id.as_deref() != Some(id.as_str()) {
                     self.record.session_id = Some(id);
-                    self.save_record().await?;
-                    self.save_identity().await?;
+                    self.save(&[Saved::Record, Saved::Identity]).await?;
                 }
             }
             StreamEvent::Usage(usage) => self.charge(&usage).await?,
