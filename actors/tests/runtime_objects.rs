@@ -244,14 +244,21 @@ async fn assert_written(rt: &Runtime, root: Pid, kept: Oid) {
     assert!(fresh.durable, "created durable");
 }
 
-/// A worker fork of `root` after `root` created the root object `shared`, which the worker
-/// may read but not write.
-async fn worker_of_shared(rt: &Runtime, root: Pid) -> Pid {
+/// Makes, as a worker fork of `root` that may read but not write `root`'s object `shared`, the
+/// call `call` builds from two writes: a new object `mine`, then `shared`. Checks that the call
+/// is refused at the second (`missing_right`) with the first made; returns the fork.
+async fn refused_midway(rt: &Runtime, root: Pid, call: impl FnOnce(Vec<NamedWrite>) -> Call) -> Pid {
     rt.call_as(root, Call::CreateObject(root_object("shared", json!("original")))).await.expect("create");
-    fork(rt, root, launch("worker", None), ForkMode::Worker, RootSelection::AllParentRoots)
+    let child = fork(rt, root, launch("worker", None), ForkMode::Worker, RootSelection::AllParentRoots)
         .await
         .expect("fork")
-        .pid
+        .pid;
+    let writes = vec![named("mine", json!("made")), named("shared", json!("overwritten"))];
+    assert_refused(rt.call_as(child, call(writes)).await, "missing_right", &["write"]);
+    let mine =
+        read_target(rt, child, ObjectTarget::Name("mine".into())).await.expect("made before the refusal");
+    assert_eq!(mine.payload, Some(json!("made")));
+    child
 }
 
 #[tokio::test]
@@ -283,13 +290,8 @@ async fn a_checkpoint_writes_its_named_objects_with_it_and_refuses_as_the_writes
     assert_eq!(stored_checkpoint(&rt, root).as_deref(), Some(&b"one"[..]));
 
     // Refused by the object rules midway: the writes before it are made, the checkpoint is not.
-    let child = worker_of_shared(&rt, root).await;
-    let writes = vec![named("mine", json!("made")), named("shared", json!("overwritten"))];
-    let refused = rt.call_as(child, Call::Checkpoint { state: b"child".to_vec(), writes }).await;
-    assert_refused(refused, "missing_right", &["write"]);
-    let mine =
-        read_target(&rt, child, ObjectTarget::Name("mine".into())).await.expect("made before the refusal");
-    assert_eq!(mine.payload, Some(json!("made")));
+    let child =
+        refused_midway(&rt, root, |writes| Call::Checkpoint { state: b"child".to_vec(), writes }).await;
     assert_eq!(stored_checkpoint(&rt, child), None, "no checkpoint after a refused write");
     let shared = read_target(&rt, child, ObjectTarget::Name("shared".into())).await.expect("read");
     assert_eq!(shared.payload, Some(json!("original")));
@@ -319,12 +321,7 @@ async fn named_writes_are_made_in_one_call_as_the_writes_one_by_one_would() {
     assert_eq!(read(&rt, root, kept).await.expect("read").payload, Some(json!(2)), "nothing written");
 
     // Refused by the object rules midway: the writes before it are made.
-    let child = worker_of_shared(&rt, root).await;
-    let writes = vec![named("mine", json!("made")), named("shared", json!("overwritten"))];
-    assert_refused(rt.call_as(child, Call::WriteNamed(writes)).await, "missing_right", &["write"]);
-    let mine =
-        read_target(&rt, child, ObjectTarget::Name("mine".into())).await.expect("made before the refusal");
-    assert_eq!(mine.payload, Some(json!("made")));
+    refused_midway(&rt, root, Call::WriteNamed).await;
     assert_space(&rt);
     rt.shutdown().await.expect("shutdown");
 }

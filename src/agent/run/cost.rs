@@ -44,18 +44,21 @@ impl Agent {
     /// finished with (`null` if none could be read). Collecting twice adds nothing the second
     /// time.
     pub(crate) async fn collect_subagent(&mut self, waited: &WaitResult) -> Result<Value, AgentError> {
-        let payload = self.read_result(waited).await?;
-        Ok(self.account_collected(waited.child_pid, payload.map(Read::into_payload)))
+        let read = self.read_result(waited).await?;
+        Ok(self.collect_read(waited.child_pid, read))
     }
 
-    /// A waited subagent's result: through the handle the wait granted, else the copy kept
-    /// before a merge of an earlier run of this turn released it (dropped again after this
-    /// turn's checkpoint).
+    /// A waited subagent's result: through the handle the wait granted, else, when it made one
+    /// the wait could not grant, the copy kept before a merge of an earlier run of this turn
+    /// released it (dropped again after this turn's checkpoint).
     pub(crate) async fn read_result(&mut self, waited: &WaitResult) -> Result<Option<Read>, AgentError> {
         if let (Some(oid), true) = (waited.result_oid, waited.result_handle)
             && let Some(payload) = self.ctx.read_object(oid).await.ok().and_then(|v| v.payload)
         {
             return Ok(Some(Read::Granted(payload)));
+        }
+        if waited.result_oid.is_none() {
+            return Ok(None);
         }
         let name = kept_result_name(waited.child_pid);
         Ok(match persist::get(&self.ctx, &name).await? {
@@ -88,14 +91,10 @@ impl Agent {
         Ok(())
     }
 
-    /// Collects a subagent whose result was read: see [`Self::collect_subagent`].
+    /// Collects a subagent whose result was read: marks it collected and, the first time,
+    /// rolls the subtree cost its result reports into this agent's; returns its result.
     pub(crate) fn collect_read(&mut self, child: Pid, read: Option<Read>) -> Value {
-        self.account_collected(child, read.map(Read::into_payload))
-    }
-
-    /// Marks the subagent collected and rolls the subtree cost its result reports into this
-    /// agent's, the first time; returns its result.
-    fn account_collected(&mut self, child: Pid, payload: Option<Value>) -> Value {
+        let payload = read.map(Read::into_payload);
         let key = child.to_string();
         let first = self.state.subagents.get(&key).is_some_and(|s| !s.collected);
         if let Some(s) = self.state.subagents.get_mut(&key) {

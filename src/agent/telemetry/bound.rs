@@ -63,8 +63,6 @@ impl CallRecord {
     }
 }
 
-/// Caps each text of a window message a context re-states: a text, a tool result, a call's
-/// arguments (as [`cap_value`] does).
 /// Whether [`bound_message`] would leave `message` as it is.
 fn message_fits(message: &Message) -> bool {
     let max = EVENT_FIELD_CHARS_MAX;
@@ -77,6 +75,8 @@ fn message_fits(message: &Message) -> bool {
     }
 }
 
+/// Caps each text of a window message a context re-states: a text, a tool result, a call's
+/// arguments (as [`cap_value`] does).
 fn bound_message(message: &mut Message) {
     let max = EVENT_FIELD_CHARS_MAX;
     match message {

@@ -45,6 +45,11 @@ impl Redactor {
         out
     }
 
+    /// Whether `text` holds a secret.
+    fn holds_secret(&self, text: &str) -> bool {
+        self.secrets.iter().any(|secret| text.contains(secret.as_str()))
+    }
+
     fn redact_in_place(&self, text: &mut String) {
         for secret in &self.secrets {
             if text.contains(secret.as_str()) {
@@ -168,7 +173,7 @@ impl Redactor {
 
     /// Whether [`Self::redact_message`] would change `message`.
     fn message_holds_secret(&self, message: &Message) -> bool {
-        let text = |t: &str| self.secrets.iter().any(|secret| t.contains(secret.as_str()));
+        let text = |t: &str| self.holds_secret(t);
         match message {
             Message::User { text: t } | Message::Note { text: t } => text(t),
             Message::Tool { tool_call_id, text: t } => text(tool_call_id) || text(t),
@@ -183,7 +188,7 @@ impl Redactor {
 
     /// Whether [`Self::redact_value`] would change `value`.
     fn value_holds_secret(&self, value: &Value) -> bool {
-        let text = |t: &str| self.secrets.iter().any(|secret| t.contains(secret.as_str()));
+        let text = |t: &str| self.holds_secret(t);
         match value {
             Value::String(t) => text(t),
             Value::Array(items) => items.iter().any(|v| self.value_holds_secret(v)),
