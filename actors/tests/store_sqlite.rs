@@ -194,6 +194,7 @@ async fn wal_and_synchronous_full_are_set() {
     assert_eq!(pragmas.synchronous, 2, "2 is FULL");
     assert!(!pragmas.foreign_keys);
     assert_eq!(pragmas.busy_timeout_ms, 5000);
+    assert_eq!(pragmas.temp_store, 2, "2 is MEMORY: savepoint journals are not files");
     assert!(pragmas.stable_plans, "a cached statement is not prepared again on each use");
     // WAL is a property of the file: any other connection sees it too.
     let conn = rusqlite::Connection::open(&f.path).expect("opens");

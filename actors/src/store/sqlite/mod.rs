@@ -40,6 +40,8 @@ pub struct WriterPragmas {
     pub foreign_keys: bool,
     /// `PRAGMA busy_timeout`, in milliseconds.
     pub busy_timeout_ms: i64,
+    /// `PRAGMA temp_store`: 0 default, 1 file, 2 memory.
+    pub temp_store: i64,
     /// `SQLITE_DBCONFIG_ENABLE_QPSG`: a prepared statement keeps its plan whatever values
     /// are bound to it (so a cached statement is not prepared again on each use).
     pub stable_plans: bool,
@@ -179,6 +181,7 @@ fn pragmas(conn: &Connection) -> rusqlite::Result<WriterPragmas> {
         synchronous: conn.pragma_query_value(None, "synchronous", |r| r.get(0))?,
         foreign_keys: conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?,
         busy_timeout_ms: conn.pragma_query_value(None, "busy_timeout", |r| r.get(0))?,
+        temp_store: conn.pragma_query_value(None, "temp_store", |r| r.get(0))?,
         stable_plans: conn.db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG)?,
     })
 }

@@ -212,6 +212,10 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
     // the kernel's rules, and the store records what it is given exactly as the in-memory
     // store does. Set explicitly so the bundled build's default does not matter.
     conn.pragma_update(None, "foreign_keys", "OFF").map_err(|e| open_error(path, e))?;
+    // Each change set of a group runs under a savepoint, whose rollback journal SQLite
+    // otherwise writes to a temporary file (created, written and closed again for every
+    // group); in memory it is a few pages per change set.
+    conn.pragma_update(None, "temp_store", "MEMORY").map_err(|e| open_error(path, e))?;
     create_schema(&conn).map_err(|e| match e {
         SchemaError::Sql(e) => open_error(path, e),
         SchemaError::Refused(e) => e,
