@@ -101,6 +101,46 @@ async fn processes_queries(store: &dyn Store) {
     assert_eq!(kids, vec![a1, a2, a3]);
 }
 
+/// `live_reads` answers for many processes at once what the reads one by one answer, across
+/// more processes than one batch of keys.
+async fn live_reads_answer_as_the_reads_one_by_one(store: &dyn Store) {
+    let mut ids = CountingIds::new(30);
+    let a = launched(&mut ids, None);
+    let a1 = with(launched(&mut ids, Some(&a)), [start()]);
+    let a2 = with(launched(&mut ids, Some(&a)), [start(), Event::Exit { result_oid: None }]);
+    let a1x = launched(&mut ids, Some(&a1));
+    let c = launched(&mut ids, None);
+    let rows = [&a, &a1, &a2, &a1x, &c];
+    commit(store, rows.iter().rev().map(|r| Change::PutProcess((*r).clone())).collect()).await;
+    let (g1, g2, g3) =
+        (grant(&mut ids, a.pid, None), grant(&mut ids, a1.pid, None), grant(&mut ids, a.pid, None));
+    commit(store, vec![Change::PutGrant(g3), Change::PutGrant(g1), Change::PutGrant(g2)]).await;
+    let unread = message(&mut ids, a1.pid, Sender::Host, 1);
+    let acked = Message { acked: true, ..message(&mut ids, c.pid, Sender::Host, 2) };
+    let elsewhere = message(&mut ids, a2.pid, Sender::Host, 3);
+    commit(store, [unread, acked, elsewhere].into_iter().map(Change::PutMessage).collect()).await;
+
+    // Asked: the live rows, and enough unknown pids to take several batches of keys.
+    let mut asked = vec![a.pid, a1.pid, a1x.pid, c.pid];
+    asked.extend((0..1_100).map(|_| ids.pid()));
+    let reads = store.live_reads(&asked).expect("reads");
+    for pid in &asked {
+        let query = ProcessQuery { parent: Some(*pid), include_terminal: true, ..ProcessQuery::default() };
+        assert_eq!(
+            reads.children.get(pid),
+            Some(&store.processes(query).expect("reads")),
+            "children of {pid}"
+        );
+        assert_eq!(reads.grants.get(pid), Some(&store.grants_of(*pid).expect("reads")), "grants of {pid}");
+        let has_unread = store.unread_count(*pid).expect("reads") > 0;
+        assert_eq!(reads.unread.contains(pid), has_unread, "unread mail of {pid}");
+    }
+    assert_eq!(reads.children.len(), asked.len());
+    assert_eq!(reads.grants.len(), asked.len());
+    assert_eq!(reads.unread, [a1.pid].into_iter().collect(), "only a1 of the asked has unread mail");
+    assert_eq!(reads.children[&a.pid], vec![a1, a2], "terminal children too, in pid order");
+}
+
 async fn rows_breaking_invariants_are_refused(store: &dyn Store) {
     let mut ids = CountingIds::new(3);
     let fine = launched(&mut ids, None);
@@ -973,6 +1013,7 @@ macro_rules! conformance {
 conformance!(
     process_rows_round_trip,
     processes_queries,
+    live_reads_answer_as_the_reads_one_by_one,
     rows_breaking_invariants_are_refused,
     grants_round_trip,
     revocation_closure_and_receipt,

@@ -199,8 +199,11 @@ impl Runtime {
             .map(|r| r.pid)
             .collect();
         let message_seq = store.message_seq_max()?;
+        let pids: Vec<Pid> = live.iter().map(|r| r.pid).collect();
+        let reads = store.live_reads(&pids)?;
         let mut shared = Shared::new(store, memory, options.images, epoch, message_seq);
         shared.hold = options.hold;
+        shared.begin_opening(reads);
         if let Some(clock) = options.clock {
             shared.clock = clock;
         }
@@ -216,10 +219,17 @@ impl Runtime {
             store_url: None,
             _lock: None,
         };
-        // Roots first; each actor restarts its own live children.
+        // Roots first; each actor restarts its own live children. No recovered process enters
+        // its execution before every actor has started, so what the opening read stays true.
         for row in live.into_iter().filter(|r| r.parent.is_none()) {
-            let grants = rt.shared.store.grants_of(row.pid)?;
+            let grants = rt.shared.grants_at_start(row.pid)?;
             rt.spawn_root_actor(row, grants, true).await?;
+        }
+        rt.shared.finish_opening();
+        if !rt.shared.hold {
+            for entry in rt.shared.registry.iter() {
+                let _ = entry.value().cast(ProcessMsg::Release);
+            }
         }
         for pid in to_resume {
             if let Err(e) =

@@ -91,7 +91,9 @@ pub(crate) async fn recover(
         if let Some(event) = event {
             row.apply(event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
             status.insert(row.pid, row.status);
-            ended.push((row.clone(), children_of(store, row.pid)));
+            // Only an end releases the children's memory: a paused row's are not listed.
+            let children = if row.status.is_terminal() { children_of(store, row.pid) } else { Vec::new() };
+            ended.push((row.clone(), children));
         }
         if !row.status.is_terminal() {
             live.push(row);

@@ -103,8 +103,9 @@ impl ProcessActor {
 
     /// Brings a process whose actor just started into the execution its row calls for.
     pub(crate) async fn enter(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
-        if self.shared.hold && state.recovering {
-            // Held: nothing starts until the host signals this process or releases the hold.
+        if state.recovering && (self.shared.hold || self.shared.is_opening()) {
+            // Held: nothing starts until the host signals this process or releases the hold,
+            // or (without a hold) until every recovered actor has started.
             state.held_entry = true;
             return;
         }

@@ -30,7 +30,6 @@ use crate::kernel::ids::Pid;
 use crate::kernel::mailbox::{Message, Notice};
 use crate::kernel::process::{Event, ProcessRow};
 use crate::kernel::status::{FailureKind, Sender, SignalKind};
-use crate::store::ProcessQuery;
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -205,19 +204,17 @@ impl Actor for ProcessActor {
         let mut live_children = HashSet::new();
         let mut children_total = 0;
         let mut row = args.row;
+        let mut live_rows = Vec::new();
         if args.recovering {
-            let children = self.shared.store.processes(ProcessQuery {
-                parent: Some(pid),
-                include_terminal: true,
-                ..ProcessQuery::default()
-            })?;
+            let children = self.shared.children_at_start(pid)?;
             children_total = children.len();
             row.account.rebuild_children(children.iter().map(|c| crate::kernel::budget::ChildShare {
                 limit: c.account.limit,
                 spent: c.account.total_spent(),
                 terminal: c.status.is_terminal(),
             }));
-            live_children = children.iter().filter(|c| !c.status.is_terminal()).map(|c| c.pid).collect();
+            live_rows = children.into_iter().filter(|c| !c.status.is_terminal()).collect();
+            live_children = live_rows.iter().map(|c| c.pid).collect();
         }
         let mut state = ProcessState {
             wall_before_ms: row.account.self_spent.wall_time_ms,
@@ -240,14 +237,14 @@ impl Actor for ProcessActor {
             restart_group: None,
             settling: Vec::new(),
         };
-        if state.recovering {
+        if state.recovering && self.shared.may_have_unread_at_start(pid) {
             self.reload_notices(&mut state);
         }
         if state.recovering {
             // Here rather than in post_start: `spawn` returns after pre_start, so when a
             // recovered root's actor is spawned its whole live subtree is registered, and the
             // host can address any recovered process as soon as the runtime is open.
-            Box::pin(self.respawn_children(&myself, &mut state)).await;
+            Box::pin(self.respawn_children(&myself, &mut state, live_rows)).await;
         }
         Ok(state)
     }
@@ -392,14 +389,15 @@ impl ProcessActor {
         }
     }
 
-    async fn respawn_children(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
-        let pids: Vec<Pid> = state.live_children.iter().copied().collect();
-        for pid in pids {
-            let row = match self.shared.store.process(pid) {
-                Ok(Some(row)) => row,
-                _ => continue,
-            };
-            let grants = self.shared.store.grants_of(pid).unwrap_or_default();
+    async fn respawn_children(
+        &self,
+        myself: &ActorRef<ProcessMsg>,
+        state: &mut ProcessState,
+        live: Vec<ProcessRow>,
+    ) {
+        for row in live {
+            let pid = row.pid;
+            let grants = self.shared.grants_at_start(pid).unwrap_or_default();
             if let Err(e) = self.spawn_child_actor(myself, state, row, grants, true).await {
                 tracing::error!(%pid, error = %e, "failed to restart a process actor");
                 let message = format!("failed to restart its actor: {e}");

@@ -35,7 +35,8 @@ use crate::store::sql::read as q;
 use crate::store::sql::writer::{self, Backend, FenceError, Writer, WriterHold};
 use crate::store::sql::{Db, Param};
 use crate::store::{
-    CallKey, Change, CommitTicket, Envelope, FailureWatch, InjectedFault, ProcessQuery, Store, StoreError,
+    CallKey, Change, CommitTicket, Envelope, FailureWatch, InjectedFault, LiveReads, ProcessQuery, Store,
+    StoreError,
 };
 use db::PgDb;
 use parking_lot::Mutex;
@@ -317,6 +318,10 @@ impl Store for PostgresStore {
 
     fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError> {
         self.with(|db| q::grants_of(db, holder))
+    }
+
+    fn live_reads(&self, pids: &[Pid]) -> Result<LiveReads, StoreError> {
+        self.with(|db| q::live_reads(db, PROCESS_COLUMNS, pids))
     }
 
     fn object_space(&self) -> Result<ObjectSpace, StoreError> {

@@ -13,7 +13,7 @@ use crate::kernel::ids::{Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::objects::{ObjectChange, ObjectSpace};
 use crate::kernel::process::ProcessRow;
-use crate::store::{CallKey, Envelope, ProcessQuery, StoreError};
+use crate::store::{CallKey, Envelope, LiveReads, ProcessQuery, StoreError};
 use std::collections::BTreeSet;
 
 /// The predicates of the partial indexes, as literals so that [`RESIDENT_INDEXES`] and the
@@ -83,6 +83,63 @@ pub(in crate::store) fn grants_of(db: &mut dyn Db, holder: Pid) -> Result<Vec<Gr
     let raws =
         select(db, &sql, &[(&holder.to_string()).into()], RawGrant::read).map_err(DbError::into_read)?;
     raws.into_iter().map(RawGrant::decode).collect()
+}
+
+/// What a starting runtime reads about its live processes, for all of `pids` in one snapshot
+/// and a few statements per [`IN_BATCH`] of them (see `Store::live_reads`): the children of
+/// each through `processes_parent`, the grants of each through `grants_holder`, and the
+/// recipients among them with an unread message through `messages_unread`.
+pub(in crate::store) fn live_reads(
+    db: &mut dyn Db,
+    columns: &str,
+    pids: &[Pid],
+) -> Result<LiveReads, StoreError> {
+    let keys: Vec<String> = pids.iter().map(Pid::to_string).collect();
+    let (children, grants, unread) = in_snapshot(db, |db| {
+        let children = select_in(
+            db,
+            &format!("SELECT {columns} FROM processes WHERE parent"),
+            &keys,
+            " ORDER BY pid",
+            RawProcess::read,
+        )?;
+        let grants = select_in(
+            db,
+            &format!("SELECT {GRANT_COLUMNS} FROM grants WHERE holder"),
+            &keys,
+            " ORDER BY id",
+            RawGrant::read,
+        )?;
+        let unread = select_in(
+            db,
+            "SELECT DISTINCT recipient FROM messages WHERE acked = 0 AND recipient",
+            &keys,
+            "",
+            |r| r.text(0),
+        )?;
+        Ok((children, grants, unread))
+    })
+    .map_err(DbError::into_read)?;
+    let mut reads = LiveReads::default();
+    for pid in pids {
+        reads.children.insert(*pid, Vec::new());
+        reads.grants.insert(*pid, Vec::new());
+    }
+    for raw in children {
+        let row = raw.decode()?;
+        let parent = row.parent.ok_or_else(|| {
+            StoreError::Corrupt(format!("{} was read as a child but has no parent", row.pid))
+        })?;
+        reads.children.entry(parent).or_default().push(row);
+    }
+    for raw in grants {
+        let grant = raw.decode()?;
+        reads.grants.entry(grant.holder).or_default().push(grant);
+    }
+    for text in unread {
+        reads.unread.insert(codec::pid(&text)?);
+    }
+    Ok(reads)
 }
 
 /// The resident part of object memory, read in one read transaction (one snapshot), replayed

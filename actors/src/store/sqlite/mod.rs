@@ -21,7 +21,8 @@ use crate::kernel::process::ProcessRow;
 use crate::store::sql::Db;
 use crate::store::sql::writer::{Backend, Writer, WriterHold};
 use crate::store::{
-    CallKey, Change, CommitTicket, Envelope, FailureWatch, InjectedFault, ProcessQuery, Store, StoreError,
+    CallKey, Change, CommitTicket, Envelope, FailureWatch, InjectedFault, LiveReads, ProcessQuery, Store,
+    StoreError,
 };
 use db::SqliteDb;
 use read::ReadPool;
@@ -218,6 +219,10 @@ impl Store for SqliteStore {
 
     fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError> {
         self.readers.grants_of(holder)
+    }
+
+    fn live_reads(&self, pids: &[Pid]) -> Result<LiveReads, StoreError> {
+        self.readers.live_reads(pids)
     }
 
     fn object_space(&self) -> Result<ObjectSpace, StoreError> {

@@ -16,7 +16,7 @@ use crate::kernel::process::ProcessRow;
 use crate::store::sql::codec::{PROCESS_COLUMNS, PROCESS_COLUMNS_V4};
 use crate::store::sql::read::{self as q, MailboxPlan, SEQ_MAX, UNREAD_COUNT};
 use crate::store::sql::{Cell, DbError, select, writer};
-use crate::store::{CallKey, Envelope, ProcessQuery, StoreError};
+use crate::store::{CallKey, Envelope, LiveReads, ProcessQuery, StoreError};
 use parking_lot::Mutex;
 use rusqlite::Connection;
 use std::collections::BTreeSet;
@@ -146,6 +146,11 @@ impl ReadPool {
     /// Every grant held by one process, in grant id order.
     pub(super) fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError> {
         self.with(|conn| q::grants_of(&mut SqliteDb(conn), holder))
+    }
+
+    /// Children, grants and unread mail of many processes (see `sql::read::live_reads`).
+    pub(super) fn live_reads(&self, pids: &[Pid]) -> Result<LiveReads, StoreError> {
+        self.with(|conn| q::live_reads(&mut SqliteDb(conn), self.process_columns(conn)?, pids))
     }
 
     /// The resident part of object memory (see `sql::read::object_space`).
