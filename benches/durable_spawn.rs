@@ -4,10 +4,15 @@
 //!
 //! A launch is two durable changes (the `runnable` child with the parent's reservation, then
 //! the child's start), so the baseline commits twice per spawn.
+//!
+//! `DURABLE_SPAWN_ONCE=SPAWNERS:COUNT` runs one measurement of COUNT spawns by SPAWNERS
+//! spawners (0: the baseline) and prints its time instead of running criterion, so that a syscall counter
+//! (`perf stat -e 'syscalls:sys_enter_f*sync'`) around two such runs of different COUNT gives
+//! the commits' fsyncs per spawn from their difference.
 
 mod common;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use std::time::{Duration, Instant};
 
 fn baseline(iters: u64) -> Duration {
@@ -59,5 +64,30 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// One measurement as `DURABLE_SPAWN_ONCE=SPAWNERS:COUNT` asks, if it is set.
+fn once() -> Option<(usize, u64)> {
+    let spec = std::env::var("DURABLE_SPAWN_ONCE").ok()?;
+    let (spawners, count) = spec.split_once(':').expect("DURABLE_SPAWN_ONCE is SPAWNERS:COUNT");
+    Some((spawners.parse().expect("SPAWNERS is a number"), count.parse().expect("COUNT is a number")))
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Some((spawners, count)) = once() {
+        let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio");
+        let elapsed = tokio.block_on(async {
+            if spawners == 0 {
+                return baseline(count);
+            }
+            let dir = tempfile::tempdir().expect("tempdir");
+            let rt =
+                agentvisor::actors::runtime::Runtime::open(dir.path(), common::options()).await.expect("rt");
+            common::spawn_concurrently(rt, spawners, count).await
+        });
+        println!("{count} spawns by {spawners} spawners in {elapsed:?}");
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -670,12 +670,7 @@ impl Runtime {
         let Some(supervisor) = self.supervisor.clone() else { return Ok(()) };
         let roots =
             self.shared.store.processes(ProcessQuery { roots_only: true, ..ProcessQuery::default() })?;
-        for root in roots {
-            let actor = self.shared.registry.get(&root.pid).map(|a| a.clone());
-            if let Some(actor) = actor {
-                let _ = actor.call(ProcessMsg::Shutdown, None).await;
-            }
-        }
+        actor::shut_down_all(&self.shared, roots.iter().map(|r| r.pid)).await;
         supervisor.stop_and_wait(None, None).await.map_err(|e| RuntimeError::Actor(e.to_string()))?;
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! Starting, suspending, resuming and ending a process.
 
 use super::{Ending, ProcessActor, ProcessMsg, ProcessState, Reply, Run};
+use crate::kernel::ids::Pid;
 use crate::kernel::process::Event;
 use crate::kernel::process::ProcessRow;
 use crate::kernel::status::{FailureKind, PauseReason, Sender, SignalKind, Status, WaitState};
@@ -10,6 +11,7 @@ use crate::runtime::ids::UuidV7Ids;
 use crate::runtime::memory::Stage;
 use crate::runtime::program::{BoxFuture, ProgramResult};
 use crate::runtime::program::{ProgramStart, StartKind};
+use crate::runtime::shared::Shared;
 use crate::runtime::telemetry::KernelEvent;
 use crate::store::Change;
 use ractor::ActorRef;
@@ -528,12 +530,8 @@ impl ProcessActor {
     /// Clean shutdown of this subtree: children first, then this process, which is paused
     /// (`shutdown`) if it was running so that no `running` row is left behind.
     pub(crate) async fn on_shutdown(&self, myself: &ActorRef<ProcessMsg>, state: &mut ProcessState) {
-        for child in state.live_children.clone() {
-            let actor = self.shared.registry.get(&child).map(|a| a.clone());
-            if let Some(actor) = actor {
-                let _ = actor.call(ProcessMsg::Shutdown, None).await;
-            }
-        }
+        // Children before their parent, siblings at once: their pauses share commits.
+        shut_down_all(&self.shared, state.live_children.iter().copied()).await;
         if let Some(run) = state.run.take() {
             run.abort.abort();
         }
@@ -553,6 +551,13 @@ impl ProcessActor {
         }
         myself.stop(Some("shutdown".into()));
     }
+}
+
+/// Shuts down the actors of `pids` at once and waits for each to have paused its subtree.
+pub(crate) async fn shut_down_all(shared: &Shared, pids: impl IntoIterator<Item = Pid>) {
+    let actors: Vec<ActorRef<ProcessMsg>> =
+        pids.into_iter().filter_map(|pid| shared.registry.get(&pid).map(|a| a.clone())).collect();
+    futures_util::future::join_all(actors.iter().map(|actor| actor.call(ProcessMsg::Shutdown, None))).await;
 }
 
 /// A ready wait answer from a terminal child's row.

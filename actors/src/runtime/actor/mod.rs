@@ -16,6 +16,7 @@ mod launch_group;
 mod lifecycle;
 mod mailbox;
 mod objects;
+pub(crate) use lifecycle::shut_down_all;
 pub(crate) use mailbox::deliver;
 pub(crate) use objects::{children_of, release_children};
 mod restart;
