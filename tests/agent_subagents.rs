@@ -11,8 +11,9 @@ use agentvisor::actors::kernel::objects::Owner;
 use agentvisor::actors::{Pid, Status};
 use agentvisor::agent::brain::{Message, ScriptedTurn};
 use agentvisor::agent::run::AgentHost;
-use agentvisor::agent::telemetry::{AgentEvent, EventRecord, SpawnVia};
+use agentvisor::agent::telemetry::{AgentEvent, CallRecord, EventRecord, SpawnVia};
 use serde_json::json;
+use std::sync::Arc;
 
 /// The subagents spawned (not forked) in this host: (pid, agent_spawned record), in order.
 fn spawned(host: &AgentHost) -> Vec<(Pid, EventRecord)> {
@@ -31,6 +32,29 @@ fn received(host: &AgentHost, pid: Pid) -> Vec<(String, String)> {
         .filter_map(|r| match r.event {
             AgentEvent::MessageReceived { kind, text, .. } => Some((kind, text)),
             _ => None,
+        })
+        .collect()
+}
+
+/// The calls of `pid`'s turn `turn`, as its `turn_completed` event records them.
+fn calls_of_turn(host: &AgentHost, pid: Pid, turn: u64) -> Vec<CallRecord> {
+    events_of(host, pid)
+        .into_iter()
+        .find_map(|r| match r.event {
+            AgentEvent::TurnCompleted { turn: t, calls, .. } if t == turn => Some(calls),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("turn {turn} of {pid}"))
+}
+
+/// Each call's answer: what `ok` makes of its result, or `refused CODE`.
+fn answers(calls: &[CallRecord], ok: impl Fn(&serde_json::Value) -> String) -> Vec<String> {
+    calls
+        .iter()
+        .map(|call| match (&call.result, &call.error) {
+            (Some(result), None) => ok(result),
+            (None, Some(error)) => format!("refused {}", error.code),
+            other => panic!("{other:?}"),
         })
         .collect()
 }
@@ -141,18 +165,9 @@ async fn a_message_to_parent_reaches_the_parents_window() {
     );
 }
 
-/// The lead messages its scout by the id spawn_subagent returned; the scout's next turns are
-/// held (gate "sent") until the send has run, so the message is there for it to read.
-async fn message_a_child(interrupt: bool) -> (Vec<(String, String)>, Vec<String>, Pid) {
-    let lead = vec![
-        ScriptedTurn::call("spawn_subagent", json!({"agent": "scout", "prompt": "listen"})),
-        ScriptedTurn::call(
-            "send_message",
-            json!({"to": "{id:0}", "text": "for the child", "interrupt": interrupt}),
-        ),
-        ScriptedTurn::call("wait_for_subagents", json!({})).expect_tool_result("message_id"),
-        ScriptedTurn::text("done").expect_tool_result("heard"),
-    ];
+/// Runs `lead` to its end with scouts whose second turn is held (gate "sent") until the lead
+/// plays its third, so that what the lead sent in its second turn is there for them to read.
+async fn run_with_listening_scouts(lead: Vec<ScriptedTurn>) -> (Arc<AgentHost>, relay::Log, Pid) {
     let scout = vec![
         ScriptedTurn::call("wait_for_subagents", json!({})),
         ScriptedTurn::call("wait_for_subagents", json!({})),
@@ -164,6 +179,22 @@ async fn message_a_child(interrupt: bool) -> (Vec<(String, String)>, Vec<String>
     let runtime = runtime(&host).await;
     let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
     assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
+    (host, log, pid)
+}
+
+/// The lead messages its scout by the id spawn_subagent returned; the scout's next turns are
+/// held until the send has run, so the message is there for it to read.
+async fn message_a_child(interrupt: bool) -> (Vec<(String, String)>, Vec<String>, Pid) {
+    let lead = vec![
+        ScriptedTurn::call("spawn_subagent", json!({"agent": "scout", "prompt": "listen"})),
+        ScriptedTurn::call(
+            "send_message",
+            json!({"to": "{id:0}", "text": "for the child", "interrupt": interrupt}),
+        ),
+        ScriptedTurn::call("wait_for_subagents", json!({})).expect_tool_result("message_id"),
+        ScriptedTurn::text("done").expect_tool_result("heard"),
+    ];
+    let (host, log, pid) = run_with_listening_scouts(lead).await;
     let child = spawned(&host)[0].0;
     let windows = log.windows_of(child);
     let last = texts(windows.last().expect("a request"));
@@ -184,6 +215,43 @@ async fn an_interrupt_to_a_child_is_shown_as_an_interrupt() {
     assert_eq!(got, [("interrupt".to_string(), "for the child".to_string())]);
     let line = format!("interrupt message from {lead}: for the child");
     assert!(window.iter().any(|t| t.contains(&line)), "{window:?}");
+}
+
+/// A turn's consecutive sends are made together (their messages share one commit) and each
+/// answers as it would alone, in order: a send to nobody in the middle is refused, the others
+/// reach both scouts, the second message to a scout after the first.
+#[tokio::test]
+async fn a_turns_consecutive_sends_answer_in_order_as_when_made_one_by_one() {
+    let lead = vec![
+        ScriptedTurn::call("spawn_subagent", json!({"agent": "scout", "prompt": "listen"}))
+            .with_call("spawn_subagent", json!({"agent": "scout", "prompt": "listen too"})),
+        ScriptedTurn::call("send_message", json!({"to": "{id:0}", "text": "one for the first"}))
+            .with_call("send_message", json!({"to": "nobody", "text": "lost"}))
+            .with_call("send_message", json!({"to": "{id:1}", "text": "for the second"}))
+            .with_call("send_message", json!({"to": "{id:0}", "text": "two for the first"})),
+        ScriptedTurn::call("wait_for_subagents", json!({})),
+        ScriptedTurn::text("done"),
+    ];
+    let (host, _log, pid) = run_with_listening_scouts(lead).await;
+
+    let sent =
+        answers(&calls_of_turn(&host, pid, 2), |r| format!("sent to {}", r["to"].as_str().unwrap_or("?")));
+    let launched = answers(&calls_of_turn(&host, pid, 1), |r| r["id"].as_str().unwrap_or("?").to_string());
+    let (first, second) = (&launched[0], &launched[1]);
+    assert_eq!(
+        sent,
+        [
+            format!("sent to {first}"),
+            "refused invalid_arguments".to_string(),
+            format!("sent to {second}"),
+            format!("sent to {first}"),
+        ]
+    );
+    let heard = |id: &str| received(&host, id.parse().expect("a pid"));
+    let normal = |text: &str| ("normal".to_string(), text.to_string());
+    assert_eq!(heard(first), [normal("one for the first"), normal("two for the first")]);
+    assert_eq!(heard(second), [normal("for the second")]);
+    assert_eq!(refusals(&host, pid).len(), 1);
 }
 
 #[tokio::test]
@@ -276,22 +344,9 @@ async fn a_turns_consecutive_launches_answer_in_order_as_when_made_one_by_one() 
     let (pid, done) = run_root(&host, &runtime, "lead", "main").await;
     assert_eq!(done.status, Status::Exited, "{:?}", done.outcome);
 
-    let first_turn = events_of(&host, pid)
-        .into_iter()
-        .find_map(|r| match r.event {
-            AgentEvent::TurnCompleted { turn: 1, calls, .. } => Some(calls),
-            _ => None,
-        })
-        .expect("the first turn");
-    let answers: Vec<String> = first_turn
-        .iter()
-        .map(|call| match (&call.result, &call.error) {
-            (Some(result), None) => format!("launched {}", result["agent"].as_str().unwrap_or("?")),
-            (None, Some(error)) => format!("refused {}", error.code),
-            other => panic!("{other:?}"),
-        })
-        .collect();
-    assert_eq!(answers, ["launched worker", "refused not_on_roster", "launched scout", "launched worker"]);
+    let first_turn = calls_of_turn(&host, pid, 1);
+    let launched = answers(&first_turn, |r| format!("launched {}", r["agent"].as_str().unwrap_or("?")));
+    assert_eq!(launched, ["launched worker", "refused not_on_roster", "launched scout", "launched worker"]);
     let ids: Vec<&str> = first_turn.iter().filter_map(|c| c.result.as_ref()?["id"].as_str()).collect();
     let mut profiles: Vec<String> = spawned(&host)
         .into_iter()

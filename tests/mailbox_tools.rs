@@ -7,7 +7,7 @@
 
 use agentvisor::actors::kernel::budget::Budget;
 use agentvisor::actors::kernel::capability::{CapabilityRequest, Rights};
-use agentvisor::actors::kernel::mailbox::{MailboxQuery, MessageKind};
+use agentvisor::actors::kernel::mailbox::MailboxQuery;
 use agentvisor::actors::limits::{MAILBOX_UNACKED_MAX, MESSAGE_BYTES_MAX};
 use agentvisor::actors::runtime::calls::SendRequest;
 use agentvisor::actors::runtime::telemetry::KernelEvent;
@@ -83,15 +83,7 @@ async fn send(rt: &Runtime, from: Pid, to: Pid, body: &str, extra: Value) -> Str
 
 /// A normal message with only a body.
 fn request(to: Pid, body: &str) -> SendRequest {
-    SendRequest {
-        to,
-        body: body.into(),
-        payload: None,
-        channel: None,
-        correlation_id: None,
-        reply_to: None,
-        kind: MessageKind::Normal,
-    }
+    SendRequest::new(to, body)
 }
 
 /// The host sends a message; returns its id.

@@ -5,7 +5,7 @@ mod common;
 
 use agentvisor_actors::runtime::calls::{Call, CallOk, CreateObject, ObjectTarget, SendRequest, ToolError};
 use agentvisor_actors::runtime::{Runtime, RuntimeOptions};
-use agentvisor_actors::{Pid, kernel::mailbox::MailboxQuery, kernel::mailbox::MessageKind};
+use agentvisor_actors::{Pid, kernel::mailbox::MailboxQuery};
 use common::{launch, puppet, puppet_root, try_spawn};
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -15,15 +15,7 @@ fn labels(names: &[&str]) -> BTreeSet<String> {
 }
 
 fn send(to: Pid, body: &str) -> Call {
-    Call::Send(SendRequest {
-        to,
-        body: body.into(),
-        payload: None,
-        channel: None,
-        correlation_id: None,
-        reply_to: None,
-        kind: MessageKind::Normal,
-    })
+    Call::Send(SendRequest::new(to, body))
 }
 
 fn context(rt: &Runtime, pid: Pid) -> Vec<String> {

@@ -50,7 +50,31 @@ impl Log {
 pub struct Gates {
     waits: HashMap<(String, usize), String>,
     opens: HashMap<(String, usize), String>,
-    open: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
+    open: Arc<Mutex<HashMap<String, Arc<Gate>>>>,
+}
+
+/// A gate: closed until opened, then open for every waiter, those already waiting included.
+#[derive(Default)]
+struct Gate {
+    opened: std::sync::atomic::AtomicBool,
+    notify: Notify,
+}
+
+impl Gate {
+    async fn pass(&self) {
+        loop {
+            let notified = self.notify.notified();
+            if self.opened.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    fn open(&self) {
+        self.opened.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
 }
 
 impl Gates {
@@ -71,7 +95,7 @@ impl Gates {
         self
     }
 
-    fn notify(&self, gate: &str) -> Arc<Notify> {
+    fn gate(&self, gate: &str) -> Arc<Gate> {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         Arc::clone(open.entry(gate.to_string()).or_default())
     }
@@ -112,11 +136,11 @@ impl Brain for Relay {
             let index = self.inner.played();
             let slot = (self.key.clone(), index);
             if let Some(gate) = self.gates.waits.get(&slot) {
-                self.gates.notify(gate).notified().await;
+                self.gates.gate(gate).pass().await;
             }
             if let Some(gate) = self.gates.opens.get(&slot) {
-                // A stored permit: the waiter proceeds whether it is already waiting or not.
-                self.gates.notify(gate).notify_one();
+                // Open for good: every waiter proceeds, whether it is already waiting or not.
+                self.gates.gate(gate).open();
             }
             let messages: Vec<Message> = request.window.messages().cloned().collect();
             let ids = handed_ids(&messages);

@@ -1,7 +1,9 @@
 //! The handle a program uses to act as its process.
 
 use super::actor::{ProcessMsg, Reply};
-use super::calls::{BatchRule, CallReply, MessagesRead, MessagesReceived, SendRequest, SentMessage};
+use super::calls::{
+    BatchRule, CallReply, GroupedSend, MessagesRead, MessagesReceived, SendRequest, SentMessage,
+};
 use super::calls::{
     BindProfileObject, CreateObject, ForkRequest, MemoryReport, MergeResult, NameUnbound, NamedWrite,
     ObjectCreated, ObjectDropped, ObjectTarget, ObjectWritten, ProfileBound,
@@ -295,6 +297,18 @@ impl ProcessContext {
             .await?
         {
             CallOk::Sent(s) => Ok(s),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Several `send_process_message` calls made together ([`Call::SendGroup`]): their
+    /// messages share one commit, and each answers as when sent alone, in order.
+    pub async fn send_messages(
+        &self,
+        sends: Vec<GroupedSend>,
+    ) -> Result<Vec<Result<SentMessage, ToolError>>, ToolError> {
+        match self.call(Call::SendGroup(sends)).await? {
+            CallOk::SentGroup(answers) => Ok(answers),
             other => Err(unexpected(other)),
         }
     }

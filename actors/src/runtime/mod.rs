@@ -440,7 +440,7 @@ impl Runtime {
         if self.is_read_only() {
             return Err(ToolError::new("read_only", "this is a read-only view of the state directory"));
         }
-        actor::deliver(&self.shared, Sender::Host, None, &[], request, None).await
+        actor::deliver(&self.shared, actor::Origin::nobody(Sender::Host), request, None).await
     }
 
     /// Sends a message from the host with an idempotency key: a second send with the same
@@ -453,7 +453,8 @@ impl Runtime {
         if self.is_read_only() {
             return Err(ToolError::new("read_only", "this is a read-only view of the state directory"));
         }
-        actor::deliver(&self.shared, Sender::Host, None, &[], request, Some(message_key.into())).await
+        actor::deliver(&self.shared, actor::Origin::nobody(Sender::Host), request, Some(message_key.into()))
+            .await
     }
 
     /// Reads any mailbox without acknowledging anything.

@@ -17,7 +17,9 @@ use super::turn::{Declarations, Succession};
 use crate::actors::Pid;
 use crate::actors::kernel::launch::LaunchRequest;
 use crate::actors::kernel::mailbox::MessageKind;
-use crate::actors::runtime::calls::{BatchRule, Call, Launched, SendRequest, ToolError, WaitResult};
+use crate::actors::runtime::calls::{
+    BatchRule, Call, Launched, SendRequest, SentMessage, ToolError, WaitResult,
+};
 use crate::agent::brain::ToolCall;
 use crate::agent::telemetry::{AgentEvent, CallRecord};
 use crate::tools::agent::{SendMessageArgs, SpawnSubagentArgs, WaitForSubagentsArgs};
@@ -494,6 +496,13 @@ impl Agent {
     }
 
     async fn send(&mut self, args: SendMessageArgs, key: &str) -> Result<Value, Dispatch> {
+        let request = self.send_request(&args)?;
+        let sent = self.ctx.send_message_keyed(request, key).await?;
+        Ok(self.sent_message(args, &sent))
+    }
+
+    /// The kernel's request for `send_message(args)`: `to` is `parent` or a subagent's id.
+    pub(crate) fn send_request(&self, args: &SendMessageArgs) -> Result<SendRequest, ToolError> {
         let to: Pid = if args.to == "parent" {
             self.launch
                 .parent_pid
@@ -509,18 +518,13 @@ impl Agent {
             })?
         };
         let kind = if args.interrupt { MessageKind::Interrupt } else { MessageKind::Normal };
-        let request = SendRequest {
-            to,
-            body: args.text.clone(),
-            payload: None,
-            channel: None,
-            correlation_id: None,
-            reply_to: None,
-            kind,
-        };
-        let sent = self.ctx.send_message_keyed(request, key).await?;
-        self.emit(AgentEvent::MessageSent { to_pid: to.to_string(), text: args.text });
-        Ok(json!({"message_id": sent.message_id.to_string(), "to": to.to_string()}))
+        Ok(SendRequest { kind, ..SendRequest::new(to, args.text.clone()) })
+    }
+
+    /// What a sent `send_message(args)` answers, after its event.
+    pub(crate) fn sent_message(&mut self, args: SendMessageArgs, sent: &SentMessage) -> Value {
+        self.emit(AgentEvent::MessageSent { to_pid: sent.to.to_string(), text: args.text });
+        json!({"message_id": sent.message_id.to_string(), "to": sent.to.to_string()})
     }
 }
 
@@ -552,7 +556,7 @@ impl From<AgentError> for Dispatch {
 
 /// Whether `name` is a message call, before which interrupts are not shown (they are noticed
 /// before the next non-message call).
-fn is_message_call(name: &str) -> bool {
+pub(crate) fn is_message_call(name: &str) -> bool {
     name == AgentTool::SendMessage.name()
         || [ToolName::Send, ToolName::Read, ToolName::Receive].iter().any(|t| t.as_str() == name)
 }

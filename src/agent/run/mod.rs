@@ -18,6 +18,7 @@
 
 mod archive;
 mod brains;
+mod call_group;
 mod calls;
 mod checkpoint;
 mod code;
@@ -35,7 +36,6 @@ mod oversize;
 pub mod persist;
 mod program;
 mod prompt;
-mod spawn_group;
 mod spawned;
 mod start;
 mod state;

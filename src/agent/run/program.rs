@@ -248,11 +248,12 @@ impl Agent {
         let mut next = 0;
         while next < calls.len() {
             let first = next;
-            // Consecutive launches run as one group sharing a commit; every other call alone.
-            let group = self.spawn_run(&calls[first..], &batch);
+            // Consecutive launches, or consecutive sends, run as one group sharing a commit;
+            // every other call alone.
+            let group = self.group_run(&calls[first..], &batch);
             let answered = if group >= 2 {
-                let span =
-                    tracing::info_span!("tool_calls", tool = "spawn_subagent", calls = group, turn = turn_no);
+                let tool = calls[first].name.as_str();
+                let span = tracing::info_span!("tool_calls", tool, calls = group, turn = turn_no);
                 async {
                     let mut screened = Vec::with_capacity(group);
                     for call in &calls[first..first + group] {
@@ -263,10 +264,10 @@ impl Agent {
                         .filter(|(_, refused)| refused.is_none())
                         .map(|(index, _)| (&calls[index], index.to_string()))
                         .collect();
-                    let mut ran = self.execute_spawns(&to_run, &mut batch, turn_no).await.into_iter();
+                    let mut ran = self.execute_group(&to_run, &mut batch, turn_no).await.into_iter();
                     let mut answered = Vec::with_capacity(group);
                     for refused in screened {
-                        let missing = || ToolError::new("internal", "a launch of the group went unanswered");
+                        let missing = || ToolError::new("internal", "a call of the group went unanswered");
                         answered.push(
                             match refused.map(Err).unwrap_or_else(|| ran.next().ok_or_else(missing)) {
                                 Err(refused) => screened_out(refused),

@@ -70,6 +70,11 @@ impl ProcessActor {
                 self.answer_group(myself, state, CallOk::WaitedGroup(answers), exhausted, reply).await;
                 return;
             }
+            Call::SendGroup(sends) => {
+                let (answers, exhausted) = self.send_group(state, sends).await;
+                self.answer_group(myself, state, CallOk::SentGroup(answers), exhausted, reply).await;
+                return;
+            }
             Call::Fork(fork) => {
                 let ForkRequest { launch, mode, roots } = *fork;
                 self.launch(myself, state, launch, Some((mode, roots))).await
@@ -179,7 +184,8 @@ impl ProcessActor {
         exhausted: Option<String>,
         reply: Reply,
     ) {
-        let notices = Self::take_notices(state, false);
+        let message_call = matches!(answers, CallOk::SentGroup(_));
+        let notices = Self::take_notices(state, message_call);
         let _ = reply.send_with(Ok(answers), notices);
         if let Some(message) = exhausted {
             let event = Event::Fail { kind: FailureKind::BudgetExhausted, message };

@@ -1,131 +1,17 @@
 //! Mailbox calls: send, read, receive, and the arrival of a message.
 
+use super::delivery::{Origin, deliver};
 use super::{PendingWait, ProcessActor, ProcessMsg, ProcessState, Reply};
-use crate::kernel::ids::Pid;
-use crate::kernel::mailbox::{
-    self, MailboxPage, MailboxQuery, Message, MessageId, MessageKind, Notice, Relation, SendDenied,
-};
+use crate::kernel::mailbox::{self, MailboxPage, MailboxQuery, Message, MessageId, MessageKind, Notice};
 use crate::kernel::process::Event;
 use crate::kernel::status::{Sender, Status, WaitState};
 use crate::limits;
-use crate::runtime::calls::{
-    CallOk, Continuation, MessagesRead, MessagesReceived, SendRequest, SentMessage, ToolError,
-};
+use crate::runtime::calls::{CallOk, Continuation, MessagesRead, MessagesReceived, SendRequest, ToolError};
 use crate::runtime::mailbox::ReceiveSpec;
 use crate::runtime::program::StartKind;
-use crate::runtime::shared::Shared;
-use crate::runtime::telemetry::KernelEvent;
 use crate::store::Change;
 use ractor::ActorRef;
 use std::collections::BTreeSet;
-use uuid::Uuid;
-
-/// Validates and commits a message from `sender`, then tells the recipient's actor. Shared by
-/// processes (`send_process_message`) and the host. `relation_checked` is false for the host,
-/// which may reach any live process.
-pub(crate) async fn deliver(
-    shared: &Shared,
-    sender: Sender,
-    sender_parent: Option<Pid>,
-    sender_grants: &[crate::kernel::capability::Grant],
-    request: SendRequest,
-    message_key: Option<String>,
-) -> Result<SentMessage, ToolError> {
-    let key = match message_key {
-        Some(key) => {
-            let key =
-                crate::runtime::keys::call_key(sender, crate::store::KeyKind::Message, key, "message_key")?;
-            if let Some(first) = crate::runtime::keys::answered::<SentMessage>(shared.store.as_ref(), &key)? {
-                return Ok(first);
-            }
-            Some(key)
-        }
-        None => None,
-    };
-    mailbox::check_message(
-        &request.body,
-        request.payload.as_ref(),
-        request.channel.as_deref(),
-        request.correlation_id.as_deref(),
-    )?;
-    let store = &shared.store;
-    let recipient = store
-        .process(request.to)
-        .map_err(|e| ToolError::store(&e))?
-        .ok_or(SendDenied::UnknownRecipient { recipient: request.to })?;
-    if let Sender::Process(me) = sender {
-        if mailbox::relation(me, sender_parent, recipient.pid, recipient.parent) == Relation::Other
-            && !mailbox::may_message(sender_grants, recipient.pid)
-        {
-            return Err(SendDenied::NotReachable { recipient: recipient.pid }.into());
-        }
-        if let Some(reply_to) = request.reply_to {
-            let answered = store.message(reply_to).map_err(|e| ToolError::store(&e))?;
-            if answered.is_none_or(|m| m.recipient != me) {
-                return Err(SendDenied::UnknownReplyTo { reply_to }.into());
-            }
-        }
-    } else if let Some(reply_to) = request.reply_to
-        && store.message(reply_to).map_err(|e| ToolError::store(&e))?.is_none()
-    {
-        return Err(SendDenied::UnknownReplyTo { reply_to }.into());
-    }
-    if recipient.status.is_terminal() {
-        return Err(SendDenied::Terminal { recipient: recipient.pid, status: recipient.status }.into());
-    }
-    let unread = store.unread_count(recipient.pid).map_err(|e| ToolError::store(&e))?;
-    if unread >= limits::MAILBOX_UNACKED_MAX as u64 {
-        return Err(SendDenied::MailboxFull { recipient: recipient.pid }.into());
-    }
-    // Data flow: a process's message carries its context; the recipient must be cleared for
-    // it. (The host's messages carry no labels.)
-    let (labels, clearance) = shared.memory.read(|space| {
-        let labels = match sender {
-            Sender::Process(me) => space.message_labels(me).into_iter().collect::<Vec<_>>(),
-            _ => Vec::new(),
-        };
-        (labels, space.clearance_of(recipient.pid))
-    });
-    mailbox::may_deliver(recipient.pid, &labels, clearance.as_deref())?;
-    let message = Message {
-        message_id: MessageId(Uuid::now_v7()),
-        recipient: recipient.pid,
-        sender,
-        seq: shared.next_message_seq(),
-        kind: request.kind,
-        channel: request.channel,
-        correlation_id: request.correlation_id,
-        reply_to: request.reply_to,
-        body: request.body,
-        payload: request.payload,
-        labels,
-        acked: false,
-    };
-    let sent = SentMessage {
-        message_id: message.message_id,
-        to: message.recipient,
-        kind: message.kind,
-        channel: message.channel.clone(),
-        correlation_id: message.correlation_id.clone(),
-        reply_to: message.reply_to,
-        seq: message.seq,
-    };
-    let mut changes = vec![Change::PutMessage(message.clone())];
-    if let Some(key) = key {
-        changes.push(crate::runtime::keys::record(key, &sent)?);
-    }
-    shared.store.submit(changes).await.map_err(|e| ToolError::store(&e))?;
-    shared.telemetry.publish(KernelEvent::MessageSent {
-        message_id: message.message_id,
-        from: sender,
-        to: message.recipient,
-        kind: message.kind,
-    });
-    if let Some(actor) = shared.registry.get(&message.recipient) {
-        let _ = actor.cast(ProcessMsg::MessageArrived(Box::new(message)));
-    }
-    Ok(sent)
-}
 
 /// The continuation of a page, if more matched than it holds.
 fn continuation(page: &MailboxPage, query: &MailboxQuery, ack: bool) -> (bool, u64, Option<Continuation>) {
@@ -195,16 +81,9 @@ impl ProcessActor {
         request: SendRequest,
         message_key: Option<String>,
     ) -> Result<CallOk, ToolError> {
-        deliver(
-            &self.shared,
-            Sender::Process(state.pid()),
-            state.row.parent,
-            &state.grants,
-            request,
-            message_key,
-        )
-        .await
-        .map(CallOk::Sent)
+        let origin =
+            Origin { sender: Sender::Process(state.pid()), parent: state.row.parent, grants: &state.grants };
+        deliver(&self.shared, origin, request, message_key).await.map(CallOk::Sent)
     }
 
     /// `read_process_messages`: a snapshot, never blocking.

@@ -12,14 +12,16 @@
 
 mod binding;
 mod calls;
+mod delivery;
 mod launch_group;
 mod lifecycle;
 mod mailbox;
 mod objects;
+pub(crate) use delivery::{Origin, deliver};
 pub(crate) use lifecycle::shut_down_all;
-pub(crate) use mailbox::deliver;
 pub(crate) use objects::{children_of, release_children};
 mod restart;
+mod send_group;
 pub use restart::SUPERVISION_CHANNEL;
 mod signals;
 mod wait_group;

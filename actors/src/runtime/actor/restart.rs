@@ -403,7 +403,9 @@ impl ProcessActor {
             reply_to: None,
             kind: crate::kernel::mailbox::MessageKind::Normal,
         };
-        if let Err(e) = super::deliver(&self.shared, Sender::Runtime, None, &[], request, None).await {
+        if let Err(e) =
+            super::deliver(&self.shared, super::Origin::nobody(Sender::Runtime), request, None).await
+        {
             tracing::warn!(pid = %state.pid(), error = %e, "failed to tell a supervisor of a refused restart");
         }
         let waited =

@@ -137,6 +137,15 @@ pub enum Call {
         /// The message (boxed: a key must not make every call larger).
         request: Box<SendRequest>,
     },
+    /// Several `send_process_message` calls made together, so that their messages share one
+    /// commit. Each is charged, checked and answered as when made one by one, in order: a
+    /// refused send commits nothing and the sends after it go on, a send is checked against
+    /// the mailboxes as the sends before it left them (a full mailbox counts them), a
+    /// `message_key` used twice answers what its first send came to, and a charge that
+    /// exhausts the budget answers `budget_exhausted` after the sends before it commit (the
+    /// later ones answer as calls of an ended process). A message call: interrupt notices wait
+    /// for the next call that is not. Answered by [`CallOk::SentGroup`]; not a tool of its own.
+    SendGroup(Vec<GroupedSend>),
     /// `read_process_messages`: an immediate snapshot of the caller's mailbox.
     Read {
         /// Filters, include_acked, limit.
@@ -204,7 +213,7 @@ impl Call {
             Call::UnbindName { .. } => "unbind_name",
             Call::DropObject { .. } => "drop_object",
             Call::LoadSkills(_) => "load_skills",
-            Call::Send(_) | Call::SendKeyed { .. } => "send_process_message",
+            Call::Send(_) | Call::SendKeyed { .. } | Call::SendGroup(_) => "send_process_message",
             Call::Read { .. } => "read_process_messages",
             Call::Receive { .. } => "receive_process_messages",
             Call::Charge(_) => "charge",
@@ -215,18 +224,27 @@ impl Call {
     /// Whether this is a message call (send, read, receive). Interrupt notices are delivered
     /// with the answer of the next call that is not.
     pub fn is_message_call(&self) -> bool {
-        matches!(self, Call::Send(_) | Call::SendKeyed { .. } | Call::Read { .. } | Call::Receive { .. })
+        matches!(
+            self,
+            Call::Send(_)
+                | Call::SendKeyed { .. }
+                | Call::SendGroup(_)
+                | Call::Read { .. }
+                | Call::Receive { .. }
+        )
     }
 
     /// How many units of the `tool_calls` budget the call is charged before it runs: one for
     /// a tool call; none for bookkeeping (charge, binding and dropping a program's objects), the
-    /// final exit, and a group, whose handler charges one per launch or answered wait, in order;
+    /// final exit, and a group, whose handler charges one per launch, send or answered wait, in
+    /// order;
     /// for a checkpoint, one per object it writes (each stands for a `write_object` or
     /// `create_object`), the checkpoint itself being bookkeeping.
     pub fn charged_tool_calls(&self) -> u64 {
         match self {
             Call::Checkpoint { writes, .. } | Call::WriteNamed(writes) => writes.len() as u64,
             Call::SpawnGroup(_)
+            | Call::SendGroup(_)
             | Call::WaitGroup(_)
             | Call::Exit { .. }
             | Call::Charge(_)
@@ -246,6 +264,8 @@ pub enum CallOk {
     Spawned(Launched),
     /// From a [`Call::SpawnGroup`]: one answer per launch, in order.
     SpawnedGroup(Vec<Result<Launched, ToolError>>),
+    /// From a [`Call::SendGroup`]: one answer per send, in order.
+    SentGroup(Vec<Result<SentMessage, ToolError>>),
     /// From a [`Call::WaitGroup`]: one answer per wait, in order.
     WaitedGroup(Vec<Result<WaitResult, ToolError>>),
     /// From `merge_child_memory`.
@@ -317,6 +337,31 @@ pub struct SendRequest {
     pub reply_to: Option<MessageId>,
     /// `normal` (default) or `interrupt`.
     pub kind: MessageKind,
+}
+
+impl SendRequest {
+    /// A normal message to `to` with only a body.
+    pub fn new(to: Pid, body: impl Into<String>) -> SendRequest {
+        SendRequest {
+            to,
+            body: body.into(),
+            payload: None,
+            channel: None,
+            correlation_id: None,
+            reply_to: None,
+            kind: MessageKind::Normal,
+        }
+    }
+}
+
+/// One send of a [`Call::SendGroup`]: the message, and its idempotency key if it has one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupedSend {
+    /// The message.
+    pub request: SendRequest,
+    /// As `send_process_message`'s `message_key`: a send with a key used before answers the
+    /// first send's result and delivers nothing.
+    pub message_key: Option<String>,
 }
 
 /// The result of `send_process_message`.
