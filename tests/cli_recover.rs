@@ -243,6 +243,52 @@ fn an_agent_killed_at_several_commits_recovers_with_no_duplicate_child_and_the_s
     }
 }
 
+/// The researcher of the agent example with a second `send_message` to its parent right after
+/// the first, so that its first turn sends both as one group: killed after any commit and
+/// recovered, the lead holds each message once.
+#[test]
+fn a_turns_grouped_sends_killed_at_any_commit_are_delivered_once() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let example =
+        std::fs::read_to_string(format!("{root}/examples/agents/swarm-scripts.json")).expect("scripts");
+    let mut scripts: serde_json::Value = serde_json::from_str(&example).expect("json");
+    let bodies = ["three facts are on my notebook page", "and a second note"];
+    let second =
+        serde_json::json!({"name": "send_message", "arguments": {"to": "parent", "text": bodies[1]}});
+    scripts["researcher"]["turns"][0]["tool_calls"]
+        .as_array_mut()
+        .expect("the researcher's first calls")
+        .push(second);
+    let scripts_path = work.path().join("scripts.json");
+    std::fs::write(&scripts_path, scripts.to_string()).expect("write the scripts");
+    let config = format!("{root}/examples/agents/swarm.yaml");
+    let scripts = scripts_path.to_str().expect("utf-8");
+    let args = ["agent", config.as_str(), "lead", "Write the report", "--scripts", scripts];
+    for commits in 1..=KILL_POINTS_MAX {
+        let state = work.path().join(format!("state-{commits}"));
+        let context = format!("kill after {commits}");
+        if killed_after(&state, commits, &args) == Killed::AtCommit {
+            let out = agentvisor(&state, &["recover", "--resume"]);
+            assert!(out.status.success(), "{context}: recover --resume: {}", text(&out.stderr));
+        }
+        assert_agents_exited_once(&state, &context);
+        let lead = rows(&state).into_iter().find(|r| r["parent"].is_null()).expect("the lead");
+        let lead = lead["pid"].as_str().expect("a pid");
+        let out = agentvisor(&state, &["inspect", lead, "--json"]);
+        assert!(out.status.success(), "{context}: inspect: {}", text(&out.stderr));
+        let inspected: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let received: Vec<&str> = inspected["recent_messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .filter_map(|m| m["body"].as_str())
+            .filter(|body| bodies.contains(body))
+            .collect();
+        assert_eq!(received, bodies, "{context}: each message once, in order");
+    }
+}
+
 #[test]
 fn a_failing_store_ends_a_command_with_the_error_on_stderr() {
     let work = tempfile::tempdir().expect("tempdir");
