@@ -52,8 +52,9 @@ pub(crate) fn keyed(
     })
 }
 
-/// What the sends planned before a send (in the same group) leave for its checks: the
-/// messages they add to each mailbox, and who each is for (a `reply_to` may name one).
+/// What the sends planned before a send (in the same group) leave for its checks: the unread
+/// count of each mailbox they sent to, their messages included (read from the store once per
+/// recipient), and who each message is for (a `reply_to` may name one).
 #[derive(Default)]
 pub(crate) struct Planned {
     unread: HashMap<Pid, u64>,
@@ -136,8 +137,10 @@ impl Planned {
         if recipient.status.is_terminal() {
             return Err(SendDenied::Terminal { recipient: recipient.pid, status: recipient.status }.into());
         }
-        let planned = self.unread.get(&recipient.pid).copied().unwrap_or(0);
-        let unread = store.unread_count(recipient.pid).map_err(|e| ToolError::store(&e))? + planned;
+        let unread = match self.unread.get(&recipient.pid) {
+            Some(unread) => *unread,
+            None => store.unread_count(recipient.pid).map_err(|e| ToolError::store(&e))?,
+        };
         if unread >= limits::MAILBOX_UNACKED_MAX as u64 {
             return Err(SendDenied::MailboxFull { recipient: recipient.pid }.into());
         }
@@ -174,7 +177,7 @@ impl Planned {
             reply_to: message.reply_to,
             seq: message.seq,
         };
-        *self.unread.entry(recipient.pid).or_default() += 1;
+        self.unread.insert(recipient.pid, unread + 1);
         self.recipients.insert(message.message_id, recipient.pid);
         Ok(Outgoing { message, sent, key })
     }
