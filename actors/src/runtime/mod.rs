@@ -667,12 +667,29 @@ impl Runtime {
     /// Shuts down: stops every subtree leaves-first (a `running` process is paused with reason
     /// `shutdown`; waiting, paused and runnable rows keep their state), waits for their
     /// commits, and stops the supervisor. No `running` row is left behind.
-    pub async fn shutdown(self) -> Result<(), RuntimeError> {
+    pub async fn shutdown(mut self) -> Result<(), RuntimeError> {
         let Some(supervisor) = self.supervisor.clone() else { return Ok(()) };
         let roots =
             self.shared.store.processes(ProcessQuery { roots_only: true, ..ProcessQuery::default() })?;
         actor::shut_down_all(&self.shared, roots.iter().map(|r| r.pid)).await;
         supervisor.stop_and_wait(None, None).await.map_err(|e| RuntimeError::Actor(e.to_string()))?;
+        self.supervisor = None;
         Ok(())
+    }
+}
+
+impl Drop for Runtime {
+    /// A runtime dropped without a completed [`Runtime::shutdown`] ends as a crash does: its
+    /// store takes no more writes (what was already submitted commits) and every process
+    /// actor is killed, before the state directory's lock is released. Nothing it ran writes
+    /// after the next owner opens the state, which recovers a `running` row as a stale
+    /// execution. A read-only view has nothing to stop.
+    fn drop(&mut self) {
+        let Some(supervisor) = self.supervisor.take() else { return };
+        self.shared.store.close();
+        for entry in self.shared.registry.iter() {
+            entry.value().kill();
+        }
+        supervisor.kill();
     }
 }

@@ -370,6 +370,12 @@ pub trait Store: Send + Sync + 'static {
     /// Whether the store refuses writes (read-only view, or fail-stopped).
     fn is_writable(&self) -> bool;
 
+    /// Takes no more writes: what was already submitted commits and is answered, every later
+    /// submission resolves [`StoreError::Closed`]; reads keep working. Waits for the writer.
+    /// A PostgreSQL store also ends its lease. Idempotent. The default does nothing (a store
+    /// with no writer of its own).
+    fn close(&self) {}
+
     /// The answer recorded for a keyed call, if that key was used before.
     fn keyed(&self, key: &CallKey) -> Result<Option<serde_json::Value>, StoreError>;
 

@@ -385,4 +385,8 @@ impl Store for PostgresStore {
             writer.inject_failure();
         }
     }
+
+    fn close(&self) {
+        PostgresStore::close(self);
+    }
 }

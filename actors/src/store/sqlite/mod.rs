@@ -256,6 +256,10 @@ impl Store for SqliteStore {
         SqliteStore::inject_write_failure(self);
     }
 
+    fn close(&self) {
+        SqliteStore::close(self);
+    }
+
     fn keyed(&self, key: &CallKey) -> Result<Option<serde_json::Value>, StoreError> {
         self.readers.keyed(key)
     }

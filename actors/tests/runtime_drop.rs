@@ -1,0 +1,58 @@
+//! A runtime dropped without `shutdown` ends as a crash does: nothing it ran writes to the
+//! state after it is gone, and the next owner recovers what it left.
+
+mod common;
+
+use agentvisor_actors::kernel::budget::Budget;
+use agentvisor_actors::runtime::calls::SendRequest;
+use agentvisor_actors::runtime::program::{Image, program_fn};
+use agentvisor_actors::runtime::{Runtime, RuntimeOptions};
+use common::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// A program that sends itself messages one after another until a send fails, counting the
+/// ones that were answered, and says so: after its first answered send, and when one failed.
+fn chatter(sent: Arc<AtomicU64>, said: mpsc::UnboundedSender<&'static str>) -> Image {
+    Image::new("chatter", move |_| {
+        let (sent, said) = (Arc::clone(&sent), said.clone());
+        program_fn(move |ctx| async move {
+            loop {
+                if ctx.send_message(SendRequest::new(ctx.pid(), "tick")).await.is_err() {
+                    let _ = said.send("a send failed");
+                    return Ok(());
+                }
+                if sent.fetch_add(1, Ordering::SeqCst) == 0 {
+                    let _ = said.send("sent one");
+                }
+            }
+        })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_runtime_writes_nothing_more_and_the_next_owner_recovers_its_processes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sent = Arc::new(AtomicU64::new(0));
+    let (said, mut heard) = mpsc::unbounded_channel();
+    let options = RuntimeOptions::new().image(puppet()).image(chatter(Arc::clone(&sent), said));
+    let rt = Runtime::open(dir.path(), options).await.expect("open");
+    let root = rt.spawn_root(root_spec("chatter", Budget::UNLIMITED)).await.expect("root");
+    assert_eq!(heard.recv().await, Some("sent one"));
+
+    drop(rt);
+    // A bound on a hang, not a synchronisation: the program hears at its next send.
+    let ended = tokio::time::timeout(Duration::from_secs(60), heard.recv()).await;
+    assert_eq!(ended, Ok(Some("a send failed")), "the dropped runtime's program went on sending");
+    let answered = sent.load(Ordering::SeqCst);
+
+    let next = Runtime::open(dir.path(), RuntimeOptions::new().image(puppet())).await.expect("reopen");
+    assert!(!next.is_read_only(), "the dropped runtime released the state directory");
+    assert_eq!(next.recovery_report().stale_paused, [root], "the running root is recovered as stale");
+    // Every answered send is there; the one in flight at the drop may have committed unanswered.
+    let unread = next.store().unread_count(root).expect("unread");
+    assert!((answered..=answered + 1).contains(&unread), "{unread} messages, {answered} answered");
+    next.shutdown().await.expect("shutdown");
+}
