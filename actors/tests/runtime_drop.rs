@@ -1,5 +1,5 @@
 //! A runtime dropped without `shutdown` ends as a crash does: nothing it ran writes to the
-//! state after it is gone, and the next owner recovers what it left.
+//! state after it is gone, its programs' tasks end, and the next owner recovers what it left.
 
 mod common;
 
@@ -30,6 +30,45 @@ fn chatter(sent: Arc<AtomicU64>, said: mpsc::UnboundedSender<&'static str>) -> I
             }
         })
     })
+}
+
+/// Says `ended` when dropped: a program holding it says so when its task ends.
+struct Ended(mpsc::UnboundedSender<&'static str>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let _ = self.0.send("ended");
+    }
+}
+
+/// A program that says it started, then waits forever holding an [`Ended`].
+fn idler(said: mpsc::UnboundedSender<&'static str>) -> Image {
+    Image::new("idler", move |_| {
+        let said = said.clone();
+        program_fn(move |_ctx| async move {
+            let _ended = Ended(said.clone());
+            let _ = said.send("started");
+            std::future::pending::<()>().await;
+            Ok(())
+        })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_runtime_ends_its_programs_tasks() {
+    let (said, mut heard) = mpsc::unbounded_channel();
+    let rt =
+        Runtime::in_memory(RuntimeOptions::new().image(puppet()).image(idler(said))).await.expect("runtime");
+    let root = rt.spawn_root(root_spec("idler", Budget::UNLIMITED)).await.expect("root");
+    spawn(&rt, root, "an idle child").await;
+    assert_eq!(heard.recv().await, Some("started"));
+    assert_eq!(heard.recv().await, Some("started"));
+    drop(rt);
+    // A bound on a hang, not a synchronisation.
+    for _ in 0..2 {
+        let ended = tokio::time::timeout(Duration::from_secs(60), heard.recv()).await;
+        assert_eq!(ended, Ok(Some("ended")), "a program's task outlived the dropped runtime");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

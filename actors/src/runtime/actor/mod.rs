@@ -192,6 +192,19 @@ impl ProcessState {
     }
 }
 
+impl Drop for ProcessState {
+    /// The state goes with its actor, a killed one included (ractor runs no `post_stop` for a
+    /// kill): the program's task, or an exiting program's, ends with it.
+    fn drop(&mut self) {
+        if let Some(run) = self.run.take() {
+            run.abort.abort();
+        }
+        if let Some(task) = self.ending.as_mut().and_then(|ending| ending.exiting_run.take()) {
+            task.abort();
+        }
+    }
+}
+
 impl Actor for ProcessActor {
     type Msg = ProcessMsg;
     type State = ProcessState;
