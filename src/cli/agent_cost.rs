@@ -33,7 +33,7 @@ fn subtree(rt: &Runtime, pid: Pid) -> anyhow::Result<BTreeMap<String, Usage>> {
             *entry = add_usage(entry, &usage);
         }
         let collected: Vec<String> = serde_json::from_value(cost["collected"].clone()).unwrap_or_default();
-        let query = ProcessQuery { parent: Some(next), include_terminal: true, ..ProcessQuery::default() };
+        let query = ProcessQuery::children_of(next);
         let children = rt.processes(query)?.into_iter().map(|c| c.pid);
         pending.extend(children.filter(|c| !collected.contains(&c.to_string())));
     }

@@ -263,11 +263,7 @@ fn collect_subtree(rt: &Runtime, root: Pid) -> anyhow::Result<HashMap<Pid, Vec<P
     let mut out = HashMap::new();
     let mut queue = vec![root];
     while let Some(pid) = queue.pop() {
-        let kids = rt.processes(ProcessQuery {
-            parent: Some(pid),
-            include_terminal: true,
-            ..ProcessQuery::default()
-        })?;
+        let kids = rt.processes(ProcessQuery::children_of(pid))?;
         queue.extend(kids.iter().map(|k| k.pid));
         out.insert(pid, kids);
     }

@@ -30,8 +30,7 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
     let Some(row) = rt.process(pid)? else {
         anyhow::bail!("unknown process {pid}");
     };
-    let children =
-        rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
+    let children = rt.processes(ProcessQuery::children_of(pid))?;
     let mailbox = mailbox_view(rt, pid)?;
     let view = inspect_view(state, &view_of, &row, &children, &mailbox)?;
     let agent = &view["agent"];
@@ -107,11 +106,7 @@ pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitC
 /// Everything `inspect --json` prints about `row` (the console serves the same).
 pub(crate) fn inspect_json(state: &Path, view_of: &View, row: &ProcessRow) -> anyhow::Result<Value> {
     let rt = &view_of.rt;
-    let children = rt.processes(ProcessQuery {
-        parent: Some(row.pid),
-        include_terminal: true,
-        ..ProcessQuery::default()
-    })?;
+    let children = rt.processes(ProcessQuery::children_of(row.pid))?;
     let mailbox = mailbox_view(rt, row.pid)?;
     inspect_view(state, view_of, row, &children, &mailbox)
 }

@@ -142,8 +142,7 @@ fn evidence(rt: &Runtime, pid: Pid) -> anyhow::Result<String> {
             view["identity"]["agent_id"].as_str().unwrap_or("-")
         )
     });
-    let children =
-        rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })?;
+    let children = rt.processes(ProcessQuery::children_of(pid))?;
     let live = children.iter().filter(|c| !c.status.is_terminal()).count();
     let goal = agentvisor::actors::text::prefix_chars(&row.goal, 60).0;
     Ok(format!(

@@ -358,8 +358,7 @@ fn draw(rt: &Runtime, seats: &BTreeMap<String, SeatProgress>, turns: &HashMap<St
 }
 
 fn children(rt: &Runtime, pid: Pid) -> Vec<agentvisor::actors::kernel::process::ProcessRow> {
-    rt.processes(ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() })
-        .unwrap_or_default()
+    rt.processes(ProcessQuery::children_of(pid)).unwrap_or_default()
 }
 
 fn subtree_lines(rt: &Runtime, pid: Pid, depth: usize, out: &mut Vec<String>) {

@@ -91,11 +91,7 @@ impl Shared {
         if let Some(children) = self.opening.lock().as_mut().and_then(|r| r.children.remove(&pid)) {
             return Ok(children);
         }
-        self.store.processes(ProcessQuery {
-            parent: Some(pid),
-            include_terminal: true,
-            ..ProcessQuery::default()
-        })
+        self.store.processes(ProcessQuery::children_of(pid))
     }
 
     /// A recovered process's grants: read at the opening, else now.

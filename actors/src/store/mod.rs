@@ -277,6 +277,13 @@ pub struct ProcessQuery {
     pub after: Option<Pid>,
 }
 
+impl ProcessQuery {
+    /// Every child of `parent`, terminal ones included.
+    pub fn children_of(parent: Pid) -> ProcessQuery {
+        ProcessQuery { parent: Some(parent), include_terminal: true, ..ProcessQuery::default() }
+    }
+}
+
 /// What [`Store::live_reads`] answers about a set of processes.
 #[derive(Debug, Default)]
 pub struct LiveReads {
@@ -319,8 +326,7 @@ pub trait Store: Send + Sync + 'static {
     fn live_reads(&self, pids: &[Pid]) -> Result<LiveReads, StoreError> {
         let mut reads = LiveReads::default();
         for &pid in pids {
-            let query = ProcessQuery { parent: Some(pid), include_terminal: true, ..ProcessQuery::default() };
-            reads.children.insert(pid, self.processes(query)?);
+            reads.children.insert(pid, self.processes(ProcessQuery::children_of(pid))?);
             reads.grants.insert(pid, self.grants_of(pid)?);
             if self.unread_count(pid)? > 0 {
                 reads.unread.insert(pid);

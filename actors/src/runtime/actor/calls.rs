@@ -62,17 +62,38 @@ impl ProcessActor {
             Call::Spawn(request) => self.launch(myself, state, request, None).await,
             Call::SpawnGroup(requests) => {
                 let (answers, exhausted) = self.launch_group(myself, state, requests).await;
-                self.answer_group(myself, state, CallOk::SpawnedGroup(answers), exhausted, reply).await;
+                self.answer_group(
+                    myself,
+                    state,
+                    (CallOk::SpawnedGroup(answers), exhausted),
+                    message_call,
+                    reply,
+                )
+                .await;
                 return;
             }
             Call::WaitGroup(children) => {
                 let (answers, exhausted) = self.wait_group(state, children).await;
-                self.answer_group(myself, state, CallOk::WaitedGroup(answers), exhausted, reply).await;
+                self.answer_group(
+                    myself,
+                    state,
+                    (CallOk::WaitedGroup(answers), exhausted),
+                    message_call,
+                    reply,
+                )
+                .await;
                 return;
             }
             Call::SendGroup(sends) => {
                 let (answers, exhausted) = self.send_group(state, sends).await;
-                self.answer_group(myself, state, CallOk::SentGroup(answers), exhausted, reply).await;
+                self.answer_group(
+                    myself,
+                    state,
+                    (CallOk::SentGroup(answers), exhausted),
+                    message_call,
+                    reply,
+                )
+                .await;
                 return;
             }
             Call::Fork(fork) => {
@@ -174,17 +195,17 @@ impl ProcessActor {
         let _ = reply.send_with(result, notices);
     }
 
-    /// Answers a group of calls, then ends this process if a charge of the group ran out
-    /// (`exhausted` is its message), as an exhausting call does.
+    /// Answers a group of calls (a message call's group takes notices as a message call does),
+    /// then ends this process if a charge of the group ran out (`exhausted` is its message),
+    /// as an exhausting call does.
     async fn answer_group(
         &self,
         myself: &ActorRef<ProcessMsg>,
         state: &mut ProcessState,
-        answers: CallOk,
-        exhausted: Option<String>,
+        (answers, exhausted): (CallOk, Option<String>),
+        message_call: bool,
         reply: Reply,
     ) {
-        let message_call = matches!(answers, CallOk::SentGroup(_));
         let notices = Self::take_notices(state, message_call);
         let _ = reply.send_with(Ok(answers), notices);
         if let Some(message) = exhausted {

@@ -279,9 +279,7 @@ impl Actor for ProcessActor {
         _myself: ActorRef<ProcessMsg>,
         state: &mut ProcessState,
     ) -> Result<(), ActorProcessingErr> {
-        if let Some(run) = state.run.take() {
-            run.abort.abort();
-        }
+        // The program's task ends with the state (`Drop for ProcessState`).
         self.shared.registry.remove(&state.pid());
         Ok(())
     }

@@ -324,7 +324,7 @@ pub(crate) fn grant_result(stage: &mut Stage<'_>, parent: Pid, result: &mut Wait
 /// Every child of `parent`, live or terminal, by pid: read before a stage is opened, so the
 /// memory lock is never held across a store read.
 pub(crate) fn children_of(store: &dyn Store, parent: Pid) -> Vec<Pid> {
-    let query = ProcessQuery { parent: Some(parent), include_terminal: true, ..ProcessQuery::default() };
+    let query = ProcessQuery::children_of(parent);
     match store.processes(query) {
         Ok(rows) => rows.into_iter().map(|r| r.pid).collect(),
         Err(e) => {

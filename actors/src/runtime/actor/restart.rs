@@ -219,8 +219,7 @@ impl ProcessActor {
             return;
         }
         let me = state.pid();
-        let query =
-            crate::store::ProcessQuery { parent: Some(me), include_terminal: true, ..Default::default() };
+        let query = crate::store::ProcessQuery::children_of(me);
         let Ok(children) = self.shared.store.processes(query) else { return };
         let successors: HashSet<_> =
             children.iter().filter_map(|c| c.restart.spec.as_ref().and_then(|s| s.restart_of)).collect();
