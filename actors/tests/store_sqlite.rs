@@ -195,6 +195,8 @@ async fn wal_and_synchronous_full_are_set() {
     assert!(!pragmas.foreign_keys);
     assert_eq!(pragmas.busy_timeout_ms, 5000);
     assert_eq!(pragmas.temp_store, 2, "2 is MEMORY: savepoint journals are not files");
+    assert_eq!(pragmas.cache_size, -32 * 1024, "a group's dirty pages stay in a 32 MiB cache");
+    assert_eq!(pragmas.wal_autocheckpoint, i64::from(limits::WAL_CHECKPOINT_PAGES));
     assert!(pragmas.stable_plans, "a cached statement is not prepared again on each use");
     // WAL is a property of the file: any other connection sees it too.
     let conn = rusqlite::Connection::open(&f.path).expect("opens");
@@ -204,6 +206,44 @@ async fn wal_and_synchronous_full_are_set() {
         .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
         .expect("reads");
     assert_eq!(version, i64::from(SCHEMA_VERSION));
+}
+
+/// The size of `path`'s WAL file in bytes (0 if there is none).
+fn wal_bytes(path: &Path) -> u64 {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0)
+}
+
+#[tokio::test]
+async fn the_wal_stays_bounded_while_the_store_writes_without_pause() {
+    let f = fixture();
+    let mut ids = CountingIds::new(40);
+    let me = ids.pid();
+    let store = open(&f.path);
+    // A frame is a 4 KiB page and its 24-byte header; the WAL is reused from its start once
+    // checkpointed, so its file is as large as it ever grew. One group here dirties at most
+    // a few hundred pages.
+    let bound = (u64::from(limits::WAL_CHECKPOINT_PAGES) + 1_000) * (4096 + 24);
+    let body = "x".repeat(32 * 1024);
+    let (mut written, mut seq) = (0u64, 0u64);
+    // Three times what the WAL may hold: without checkpoints it would outgrow the bound.
+    while written < 3 * bound {
+        let tickets: Vec<CommitTicket> = (0..32)
+            .map(|_| {
+                seq += 1;
+                let m = Message { body: body.clone(), ..message(&mut ids, me, Sender::Host, seq) };
+                store.submit(vec![Change::PutMessage(m)])
+            })
+            .collect();
+        assert!(resolve_all(tickets).await.iter().all(Result::is_ok));
+        written += 32 * body.len() as u64;
+        assert!(wal_bytes(&f.path) <= bound, "the WAL grew to {} bytes", wal_bytes(&f.path));
+    }
+    store.close();
+    drop(store);
+    let reopened = open(&f.path);
+    assert_eq!(reopened.unread_count(me), Ok(seq));
 }
 
 #[tokio::test]

@@ -43,6 +43,10 @@ pub struct WriterPragmas {
     pub busy_timeout_ms: i64,
     /// `PRAGMA temp_store`: 0 default, 1 file, 2 memory.
     pub temp_store: i64,
+    /// `PRAGMA cache_size`: pages if positive, KiB if negative.
+    pub cache_size: i64,
+    /// `PRAGMA wal_autocheckpoint`, in frames.
+    pub wal_autocheckpoint: i64,
     /// `SQLITE_DBCONFIG_ENABLE_QPSG`: a prepared statement keeps its plan whatever values
     /// are bound to it (so a cached statement is not prepared again on each use).
     pub stable_plans: bool,
@@ -183,6 +187,8 @@ fn pragmas(conn: &Connection) -> rusqlite::Result<WriterPragmas> {
         foreign_keys: conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?,
         busy_timeout_ms: conn.pragma_query_value(None, "busy_timeout", |r| r.get(0))?,
         temp_store: conn.pragma_query_value(None, "temp_store", |r| r.get(0))?,
+        cache_size: conn.pragma_query_value(None, "cache_size", |r| r.get(0))?,
+        wal_autocheckpoint: conn.pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0))?,
         stable_plans: conn.db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG)?,
     })
 }

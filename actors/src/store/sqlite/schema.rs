@@ -3,6 +3,7 @@
 //! Everything SQLite-specific about setup lives here (pragmas, `sqlite_master`, open flags);
 //! the statements elsewhere are portable SQL. `docs/storage-format.md` describes the result.
 
+use crate::limits;
 use crate::store::sql::read::RESIDENT_INDEXES;
 use crate::store::{SCHEMA_VERSION, StoreError};
 use rusqlite::config::DbConfig;
@@ -191,6 +192,9 @@ fn open_error(path: &Path, message: impl std::fmt::Display) -> StoreError {
     StoreError::Open { path: path.display().to_string(), message: message.to_string() }
 }
 
+/// The writer connection's page cache, in KiB.
+const WRITER_CACHE_KIB: i64 = 32 * 1024;
+
 /// Opens (creating if needed) the writer's connection: checks the schema version, sets WAL and
 /// `synchronous=FULL`, and creates the schema.
 pub(super) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
@@ -216,6 +220,12 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
     // otherwise writes to a temporary file (created, written and closed again for every
     // group); in memory it is a few pages per change set.
     conn.pragma_update(None, "temp_store", "MEMORY").map_err(|e| open_error(path, e))?;
+    // A group's dirty pages stay in the writer's cache until its commit: with SQLite's default
+    // (2 MiB) a group of a hundred spawns spilled pages to the WAL in mid-transaction and read
+    // them back. The cache holds only pages used, so a small state costs no more.
+    conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB).map_err(|e| open_error(path, e))?;
+    conn.pragma_update(None, "wal_autocheckpoint", limits::WAL_CHECKPOINT_PAGES)
+        .map_err(|e| open_error(path, e))?;
     create_schema(&conn).map_err(|e| match e {
         SchemaError::Sql(e) => open_error(path, e),
         SchemaError::Refused(e) => e,
