@@ -10,14 +10,33 @@ use crate::store::{CallKey, Change, KeyKind, Store};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// The durable name of `key` for `caller`, refusing an empty or oversized key
-/// (`invalid_arguments`, naming `field`).
-pub(crate) fn call_key(
+/// What a call's key says before the call acts: the first call's answer, or the key to record
+/// this call's answer under (`None` for a call without a key).
+pub(crate) enum Keyed<T> {
+    Answered(T),
+    New(Option<CallKey>),
+}
+
+/// Looks up the key a call of `caller` names in its argument `field` (`launch_key`,
+/// `message_key`), refusing an empty or oversized key.
+pub(crate) fn lookup<T: DeserializeOwned>(
+    store: &dyn Store,
     caller: Sender,
     kind: KeyKind,
-    key: String,
+    key: Option<String>,
     field: &str,
-) -> Result<CallKey, ToolError> {
+) -> Result<Keyed<T>, ToolError> {
+    let Some(key) = key else { return Ok(Keyed::New(None)) };
+    let key = call_key(caller, kind, key, field)?;
+    Ok(match answered(store, &key)? {
+        Some(first) => Keyed::Answered(first),
+        None => Keyed::New(Some(key)),
+    })
+}
+
+/// The durable name of `key` for `caller`, refusing an empty or oversized key
+/// (`invalid_arguments`, naming `field`).
+fn call_key(caller: Sender, kind: KeyKind, key: String, field: &str) -> Result<CallKey, ToolError> {
     if key.is_empty() || key.len() > limits::IDEMPOTENCY_KEY_BYTES_MAX {
         return Err(ToolError::new(
             crate::kernel::codes::INVALID_ARGUMENTS,
@@ -36,10 +55,7 @@ pub(crate) fn call_key(
 }
 
 /// The first call's answer, if this key was used before.
-pub(crate) fn answered<T: DeserializeOwned>(
-    store: &dyn Store,
-    key: &CallKey,
-) -> Result<Option<T>, ToolError> {
+fn answered<T: DeserializeOwned>(store: &dyn Store, key: &CallKey) -> Result<Option<T>, ToolError> {
     let Some(answer) = store.keyed(key).map_err(|e| ToolError::store(&e))? else { return Ok(None) };
     serde_json::from_value(answer).map(Some).map_err(|e| {
         ToolError::new(

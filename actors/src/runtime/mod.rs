@@ -40,6 +40,7 @@ use crate::store::{
 };
 use actor::{ProcessActor, ProcessArgs};
 use calls::{Call, CallOk, CallReply, MemoryReport, SendRequest, SentMessage, SignalResult, ToolError};
+use keys::Keyed;
 use lock::{DirLock, LockAttempt};
 use memory::Memory;
 use program::ImageRegistry;
@@ -356,15 +357,16 @@ impl Runtime {
         if !spec.cwd.starts_with('/') {
             return Err(RuntimeError::InvalidRoot(format!("the root cwd {:?} must be absolute", spec.cwd)));
         }
-        let key = match launch_key {
-            Some(key) => Some(keys::call_key(Sender::Host, KeyKind::Launch, key, "launch_key")?),
-            None => None,
+        let key = match keys::lookup(
+            self.shared.store.as_ref(),
+            Sender::Host,
+            KeyKind::Launch,
+            launch_key,
+            "launch_key",
+        )? {
+            Keyed::Answered(first) => return Ok(first),
+            Keyed::New(key) => key,
         };
-        if let Some(key) = &key
-            && let Some(first) = keys::answered::<Pid>(self.shared.store.as_ref(), key)?
-        {
-            return Ok(first);
-        }
         let mut ids = ids::UuidV7Ids;
         let pid = ids.pid();
         let grants = spec

@@ -16,7 +16,7 @@ use crate::runtime::calls::{
     ToolError, WaitResult,
 };
 use crate::runtime::ids::UuidV7Ids;
-use crate::runtime::keys;
+use crate::runtime::keys::{self, Keyed};
 use crate::runtime::telemetry::KernelEvent;
 use crate::store::KeyKind;
 use crate::store::{Change, Envelope, ProcessQuery, StoreError};
@@ -237,16 +237,13 @@ impl ProcessActor {
         request: LaunchRequest,
         fork: Option<(ForkMode, RootSelection)>,
     ) -> Result<CallOk, ToolError> {
-        let key = match request.launch_key.clone() {
-            Some(key) => {
-                let key = keys::call_key(Sender::Process(state.pid()), KeyKind::Launch, key, "launch_key")?;
-                if let Some(first) = keys::answered::<Launched>(self.shared.store.as_ref(), &key)? {
-                    return Ok(CallOk::Spawned(first));
-                }
-                Some(key)
-            }
-            None => None,
-        };
+        let store = self.shared.store.as_ref();
+        let caller = Sender::Process(state.pid());
+        let key =
+            match keys::lookup(store, caller, KeyKind::Launch, request.launch_key.clone(), "launch_key")? {
+                Keyed::Answered(first) => return Ok(CallOk::Spawned(first)),
+                Keyed::New(key) => key,
+            };
         let elapsed_ms = state.wall_before_ms
             + state.started_at.map_or(0, |s| u64::try_from(s.elapsed().as_millis()).unwrap_or(u64::MAX));
         let me = state.pid();

@@ -9,7 +9,7 @@ use crate::kernel::mailbox::{self, Message, MessageId, Relation, SendDenied};
 use crate::kernel::status::Sender;
 use crate::limits;
 use crate::runtime::calls::{SendRequest, SentMessage, ToolError};
-use crate::runtime::keys;
+use crate::runtime::keys::{self, Keyed};
 use crate::runtime::shared::Shared;
 use crate::runtime::telemetry::KernelEvent;
 use crate::store::{CallKey, Change, KeyKind};
@@ -32,24 +32,13 @@ impl Origin<'_> {
     }
 }
 
-/// A send's idempotency key: answered before (its first answer), or new (`None` without a key).
-pub(crate) enum Keyed {
-    Answered(SentMessage),
-    New(Option<CallKey>),
-}
-
 /// Looks up `message_key` of `sender`.
 pub(crate) fn keyed(
     shared: &Shared,
     sender: Sender,
     message_key: Option<String>,
-) -> Result<Keyed, ToolError> {
-    let Some(key) = message_key else { return Ok(Keyed::New(None)) };
-    let key = keys::call_key(sender, KeyKind::Message, key, "message_key")?;
-    Ok(match keys::answered::<SentMessage>(shared.store.as_ref(), &key)? {
-        Some(first) => Keyed::Answered(first),
-        None => Keyed::New(Some(key)),
-    })
+) -> Result<Keyed<SentMessage>, ToolError> {
+    keys::lookup(shared.store.as_ref(), sender, KeyKind::Message, message_key, "message_key")
 }
 
 /// What the sends planned before a send (in the same group) leave for its checks: the unread

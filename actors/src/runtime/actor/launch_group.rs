@@ -9,7 +9,7 @@ use crate::kernel::launch::{LaunchRequest, Parent};
 use crate::kernel::process::ProcessRow;
 use crate::kernel::status::Sender;
 use crate::runtime::calls::{CallOk, Launched, ToolError};
-use crate::runtime::keys;
+use crate::runtime::keys::{self, Keyed};
 use crate::runtime::telemetry::KernelEvent;
 use crate::store::{CallKey, Change, KeyKind, StoreError};
 use ractor::ActorRef;
@@ -48,18 +48,14 @@ impl ProcessActor {
         let mut answers: Vec<Option<Result<Launched, ToolError>>> = vec![None; requests.len()];
         let mut keys: Vec<Option<CallKey>> = Vec::with_capacity(requests.len());
         for (answer, request) in answers.iter_mut().zip(&requests) {
-            let key = request.launch_key.clone().map(|key| {
-                let key = keys::call_key(Sender::Process(me), KeyKind::Launch, key, "launch_key")?;
-                Ok::<_, ToolError>((keys::answered::<Launched>(store, &key)?, key))
-            });
-            keys.push(match key {
-                None => None,
-                Some(Ok((None, key))) => Some(key),
-                Some(Ok((Some(first), _))) => {
+            let key = request.launch_key.clone();
+            keys.push(match keys::lookup(store, Sender::Process(me), KeyKind::Launch, key, "launch_key") {
+                Ok(Keyed::New(key)) => key,
+                Ok(Keyed::Answered(first)) => {
                     *answer = Some(Ok(first));
                     None
                 }
-                Some(Err(e)) => {
+                Err(e) => {
                     *answer = Some(Err(e));
                     None
                 }

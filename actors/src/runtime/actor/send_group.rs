@@ -1,11 +1,12 @@
 //! [`Call::SendGroup`](crate::runtime::calls::Call::SendGroup): several sends in one change
 //! set, each answered as when made alone.
 
-use super::delivery::{Keyed, Origin, Outgoing, Planned, keyed};
+use super::delivery::{Origin, Outgoing, Planned, keyed};
 use super::{ProcessActor, ProcessState};
 use crate::kernel::budget::Usage;
 use crate::kernel::status::Sender;
 use crate::runtime::calls::{GroupedSend, SentMessage, ToolError};
+use crate::runtime::keys::Keyed;
 use crate::store::CallKey;
 use std::collections::HashMap;
 
