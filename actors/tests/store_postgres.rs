@@ -66,6 +66,13 @@ async fn concurrent_change_sets_share_one_transaction() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_set_of_several_changes_leaves_nothing_and_the_group_commits_once() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let store = PostgresStore::open(&url).expect("opens");
+    store_fixtures::refused_set_in_a_group(&store, || store.hold_writer(), || store.commits_so_far()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_runtime_owns_a_database_and_a_view_only_reads() {
     let Some(url) = pg_server::fresh_database() else { return };
     let mut ids = CountingIds::new(2);

@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 
 mod store_fixtures;
 
-use store_fixtures::{V3_OBJECT_TABLES, downgrade, message, message_id, put_messages};
+use store_fixtures::{
+    V3_OBJECT_TABLES, downgrade, message, message_id, put_messages, refused_set_in_a_group,
+};
 
 fn row(ids: &mut CountingIds) -> ProcessRow {
     ProcessRow::launched(
@@ -340,6 +342,13 @@ async fn a_refused_change_set_does_not_affect_its_group() {
     assert_eq!(store.process(bystander.pid), Ok(Some(bystander)));
     assert_eq!(store.grants_of(holder), Ok(vec![Grant { live: false, ..root }]));
     assert!(store.is_writable());
+}
+
+#[tokio::test]
+async fn a_refused_set_of_several_changes_leaves_nothing_and_the_group_commits_once() {
+    let f = fixture();
+    let store = open(&f.path);
+    refused_set_in_a_group(&store, || store.hold_writer(), || store.commits_so_far()).await;
 }
 
 #[tokio::test]

@@ -170,6 +170,55 @@ pub(crate) async fn put_messages(store: &dyn Store, messages: &[Message]) {
     }
 }
 
+// ---- a group with a refused change set ------------------------------------------------------
+
+/// Submits four change sets while `hold_writer` holds the writer, so that they share one
+/// transaction: a revocation; a set of two changes (a process row and a grant derived from the
+/// grant just revoked), which is refused; a set of two changes that commits; a single row. Then
+/// checks every answer and what the store holds (the refused set left nothing of itself, the
+/// revocation is reported once, the other sets committed whole) and that one transaction
+/// committed them all.
+pub(crate) async fn refused_set_in_a_group<'s>(
+    store: &'s dyn Store,
+    hold_writer: impl FnOnce() -> Option<agentvisor_actors::store::WriterHold<'s>>,
+    commits_so_far: impl Fn() -> u64,
+) {
+    let mut ids = CountingIds::new(5);
+    let holder = ids.pid();
+    let (revoked_root, live_root) = (grant(&mut ids, holder, None), grant(&mut ids, holder, None));
+    commit(store, vec![Change::PutGrant(revoked_root.clone()), Change::PutGrant(live_root.clone())]).await;
+    let late = grant(&mut ids, holder, Some(revoked_root.id));
+    let kept_grant = grant(&mut ids, holder, Some(live_root.id));
+    let (refused_row, kept) =
+        (launched(&mut ids, None), [launched(&mut ids, None), launched(&mut ids, None)]);
+    let before = commits_so_far();
+    let hold = hold_writer();
+    let tickets = [
+        store.submit(vec![Change::RevokeGrant(revoked_root.id)]),
+        store.submit(vec![Change::PutProcess(refused_row.clone()), Change::PutGrant(late)]),
+        store.submit(vec![Change::PutProcess(kept[0].clone()), Change::PutGrant(kept_grant.clone())]),
+        store.submit(vec![Change::PutProcess(kept[1].clone())]),
+    ];
+    drop(hold);
+    let mut answers = Vec::new();
+    for ticket in tickets {
+        answers.push(ticket.await);
+    }
+    assert_eq!(commits_so_far() - before, 1, "one transaction for all four");
+    let revoked = answers[0].as_ref().expect("the revocation commits").revoked.clone();
+    assert_eq!(revoked, vec![(revoked_root.id, holder)]);
+    let refusal = agentvisor_actors::store::StoreError::SourceGrantRevoked { source_grant: revoked_root.id };
+    assert_eq!(answers[1].as_ref().map(drop), Err(&refusal));
+    assert!(answers[2].is_ok() && answers[3].is_ok(), "{answers:?}");
+    assert_eq!(store.process(refused_row.pid), Ok(None), "the refused set left its row");
+    for row in &kept {
+        assert_eq!(store.process(row.pid), Ok(Some(row.clone())));
+    }
+    let revoked_root = Grant { live: false, ..revoked_root };
+    assert_eq!(store.grants_of(holder), Ok(vec![revoked_root, live_root, kept_grant]));
+    assert!(store.is_writable());
+}
+
 // ---- older schema versions ------------------------------------------------------------------
 
 /// The `objects` table as schema versions 1 and 2 had it (frozen: the current schema drops it).

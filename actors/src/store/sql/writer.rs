@@ -352,13 +352,51 @@ fn answer_all(replies: Vec<Reply>, error: &StoreError) {
     }
 }
 
-/// One transaction for the whole group; each change set inside its own savepoint so that a
-/// refused one leaves nothing behind and does not affect the others.
+/// One transaction for the whole group, in which a refused change set leaves nothing behind
+/// and does not affect the others.
+///
+/// A change set's savepoint costs a copy of every page it touches, and almost no change set is
+/// refused: the group is first applied without savepoints. If a change set of more than one
+/// change is refused there (it may have written part of itself), that attempt is rolled back
+/// and the group applied again with each such change set inside a savepoint, which is rolled
+/// back alone if it is refused. Both attempts answer alike whenever the first is kept.
 fn run_group<B: Backend>(
     backend: &mut B,
     shared: &Shared,
     sets: &[Vec<Change>],
 ) -> Result<Vec<Result<CommitReceipt, StoreError>>, GroupError> {
+    let results = match apply_group(backend, sets, Savepoints::None)? {
+        Some(results) => results,
+        None => {
+            backend.db().rollback()?;
+            // Every change set that could leave part of itself runs in a savepoint now.
+            apply_group(backend, sets, Savepoints::PerSet)?.ok_or_else(|| {
+                GroupError::Db(DbError::db("a change set was refused outside its savepoint"))
+            })?
+        }
+    };
+    if shared.inject_failure.swap(false, Ordering::SeqCst) {
+        return Err(GroupError::Injected);
+    }
+    backend.db().commit()?;
+    Ok(results)
+}
+
+/// Whether a group's change sets of more than one change run inside savepoints.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Savepoints {
+    None,
+    PerSet,
+}
+
+/// Begins the group's transaction and applies every change set. `None` when a change set that
+/// may have written part of itself was refused outside a savepoint: the transaction must be
+/// rolled back.
+fn apply_group<B: Backend>(
+    backend: &mut B,
+    sets: &[Vec<Change>],
+    savepoints: Savepoints,
+) -> Result<Option<Vec<Result<CommitReceipt, StoreError>>>, GroupError> {
     backend.db().begin_write()?;
     backend.fence()?;
     let db = backend.db();
@@ -366,12 +404,13 @@ fn run_group<B: Backend>(
     for changes in sets {
         // A one-change set is refused, if at all, before anything of it is written (a
         // `PutMessage` refused over an existing id inserted nothing; `AckMessages` is never
-        // refused), so it needs no savepoint; most commits (one process row or one message)
-        // take this path.
-        if changes.len() <= 1 {
+        // refused), so it never needs a savepoint; most commits (one process row or one
+        // message) are such.
+        if changes.len() <= 1 || savepoints == Savepoints::None {
             match apply_set(db, changes) {
                 Ok(receipt) => results.push(Ok(receipt)),
-                Err(ApplyError::Refused(refusal)) => results.push(Err(refusal)),
+                Err(ApplyError::Refused(refusal)) if changes.len() <= 1 => results.push(Err(refusal)),
+                Err(ApplyError::Refused(_)) => return Ok(None),
                 Err(ApplyError::Db(e)) => return Err(GroupError::Db(e)),
             }
             continue;
@@ -391,11 +430,7 @@ fn run_group<B: Backend>(
             Err(ApplyError::Db(e)) => return Err(GroupError::Db(e)),
         }
     }
-    if shared.inject_failure.swap(false, Ordering::SeqCst) {
-        return Err(GroupError::Injected);
-    }
-    db.commit()?;
-    Ok(results)
+    Ok(Some(results))
 }
 
 /// Abandons an open transaction after a failure. If even that fails the store is already
