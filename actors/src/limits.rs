@@ -48,14 +48,13 @@ pub const BATCH_CALLS_MAX: usize = 128;
 pub const GROUP_COMMIT_CHANGES_MAX: usize = 4096;
 
 /// Size of the SQLite store's WAL, in frames (one 4 KiB page each), from which the writer
-/// checkpoints it into the main file after a commit; the WAL file grows to about this (16 MiB)
-/// plus one group. SQLite's default is 1,000: the pages every spawn and message touch (the
-/// newest leaf of each table and index) are written to the WAL again and again, and a
-/// checkpoint copies each page once however often it was written, so rarer checkpoints copy
-/// fewer pages in all; but each one blocks the writer longer, and a commit that meets one
-/// waits for it. 4,000 sustains durable spawns as well as 10,000 did, with turns and forks as
-/// fast as at 1,000 or within 2 ms (docs/performance.md).
-pub const WAL_CHECKPOINT_PAGES: u32 = 4_000;
+/// checkpoints it into the main file after a commit; the WAL file grows to about this (4 MiB)
+/// plus one group. SQLite's default, set explicitly: rarer checkpoints copy fewer pages in
+/// all (spawns and messages rewrite the same leaves, and a checkpoint copies each page once),
+/// and 4,000 sustained durable spawns under load 15 % faster, but a commit that meets a
+/// checkpoint waits for it, and a fork of a 10,000-message conversation took 1.7 ms more
+/// (docs/performance.md).
+pub const WAL_CHECKPOINT_PAGES: u32 = 1_000;
 
 /// Capacity of the telemetry broadcast ring. A subscriber that falls further behind is told how
 /// many events it missed (tokio's `Lagged`) instead of slowing the runtime down.
