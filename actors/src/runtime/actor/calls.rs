@@ -62,39 +62,18 @@ impl ProcessActor {
             Call::Spawn(request) => self.launch(myself, state, request, None).await,
             Call::SpawnGroup(requests) => {
                 let (answers, exhausted) = self.launch_group(myself, state, requests).await;
-                self.answer_group(
-                    myself,
-                    state,
-                    (CallOk::SpawnedGroup(answers), exhausted),
-                    message_call,
-                    reply,
-                )
-                .await;
-                return;
+                let group = (CallOk::SpawnedGroup(answers), exhausted);
+                return self.answer_group(myself, state, group, message_call, reply).await;
             }
             Call::WaitGroup(children) => {
                 let (answers, exhausted) = self.wait_group(state, children).await;
-                self.answer_group(
-                    myself,
-                    state,
-                    (CallOk::WaitedGroup(answers), exhausted),
-                    message_call,
-                    reply,
-                )
-                .await;
-                return;
+                let group = (CallOk::WaitedGroup(answers), exhausted);
+                return self.answer_group(myself, state, group, message_call, reply).await;
             }
             Call::SendGroup(sends) => {
                 let (answers, exhausted) = self.send_group(state, sends).await;
-                self.answer_group(
-                    myself,
-                    state,
-                    (CallOk::SentGroup(answers), exhausted),
-                    message_call,
-                    reply,
-                )
-                .await;
-                return;
+                let group = (CallOk::SentGroup(answers), exhausted);
+                return self.answer_group(myself, state, group, message_call, reply).await;
             }
             Call::Fork(fork) => {
                 let ForkRequest { launch, mode, roots } = *fork;
