@@ -115,19 +115,15 @@ fn emit_feeds_records_streams_and_subscribers_in_seq_order() {
     assert_eq!(telemetry.dropped_writes(), 0);
 }
 
-#[test]
-fn seq_is_monotone_across_threads() {
-    let telemetry = Telemetry::new();
+/// Emits `per_thread` events from each of four threads at once, on streams `agent-0` to
+/// `agent-3`: `event(thread, i)`.
+fn emit_from_four_threads(telemetry: &Telemetry, per_thread: u64, event: fn(usize, u64) -> AgentEvent) {
     let threads: Vec<_> = (0..4)
         .map(|t| {
             let telemetry = telemetry.clone();
             std::thread::spawn(move || {
-                for i in 0..250 {
-                    telemetry.emit(
-                        PID,
-                        &format!("agent-{t}"),
-                        AgentEvent::Compacted { turn: i, tokens_before: 2, tokens_after: 1, cut: 1 },
-                    );
+                for i in 0..per_thread {
+                    telemetry.emit(PID, &format!("agent-{t}"), event(t, i));
                 }
             })
         })
@@ -135,6 +131,17 @@ fn seq_is_monotone_across_threads() {
     for thread in threads {
         thread.join().expect("no panic");
     }
+}
+
+#[test]
+fn seq_is_monotone_across_threads() {
+    let telemetry = Telemetry::new();
+    emit_from_four_threads(&telemetry, 250, |_, i| AgentEvent::Compacted {
+        turn: i,
+        tokens_before: 2,
+        tokens_after: 1,
+        cut: 1,
+    });
     let seqs: Vec<u64> = telemetry.records().iter().map(|r| r.seq).collect();
     assert_eq!(seqs, (1..=1000).collect::<Vec<u64>>(), "records are kept in seq order, none lost");
     for t in 0..4 {
@@ -151,6 +158,34 @@ fn seq_is_monotone_across_threads() {
 }
 
 #[test]
+fn the_file_holds_every_record_emitted_from_many_threads_once_the_last_clone_is_dropped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(EVENTS_FILE);
+    let telemetry = Telemetry::with_jsonl(&path).expect("open");
+    emit_from_four_threads(&telemetry, 500, |t, i| AgentEvent::MessageSent {
+        to_pid: OTHER_PID.into(),
+        text: format!("{t}:{i}"),
+    });
+    // No flush: dropping the last clone writes what is queued before it returns.
+    drop(telemetry);
+    let written = read_jsonl(&path).expect("read");
+    let seqs: Vec<u64> = written.iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, (1..=2000).collect::<Vec<u64>>(), "every record, in seq order");
+    for t in 0..4 {
+        let texts: Vec<String> = written
+            .iter()
+            .filter(|r| r.agent_id == format!("agent-{t}"))
+            .map(|r| match &r.event {
+                AgentEvent::MessageSent { text, .. } => text.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let expected: Vec<String> = (0..500).map(|i| format!("{t}:{i}")).collect();
+        assert_eq!(texts, expected, "stream {t} in emit order");
+    }
+}
+
+#[test]
 fn the_jsonl_file_round_trips_and_appends() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join(EVENTS_FILE);
@@ -159,6 +194,8 @@ fn the_jsonl_file_round_trips_and_appends() {
         .into_iter()
         .map(|event| EventRecord::clone(&telemetry.emit(PID, "agent-1", event)))
         .collect();
+    // The file is written by a thread of its own: a reader in the same process flushes.
+    telemetry.flush();
     assert_eq!(read_jsonl(&path).expect("read"), emitted);
     let text = std::fs::read_to_string(&path).expect("read");
     assert_eq!(text.lines().count(), emitted.len());
@@ -176,6 +213,7 @@ fn the_jsonl_file_round_trips_and_appends() {
         AgentEvent::FsmState { machine: "m".into(), state: "b".into(), from: Some("a".into()) },
     );
     assert_eq!(more.seq, emitted.len() as u64 + 1);
+    again.flush();
     let all = read_jsonl(&path).expect("read");
     assert_eq!(all.len(), emitted.len() + 1);
     assert_eq!(all.last(), Some(&*more));
@@ -186,6 +224,7 @@ fn the_jsonl_file_round_trips_and_appends() {
     assert!(reader.read_new().expect("read").is_empty());
     let last =
         again.emit(PID, "agent-1", AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: "x".into() });
+    again.flush();
     let new = reader.read_new().expect("read");
     assert_eq!(new.len(), 1);
     assert_eq!(new[0].record, *last);
@@ -312,6 +351,7 @@ fn a_malformed_line_is_reported_with_its_number() {
     let path = dir.path().join(EVENTS_FILE);
     let telemetry = Telemetry::with_jsonl(&path).expect("open");
     telemetry.emit(PID, "agent-1", AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: "ok".into() });
+    telemetry.flush();
     let mut file = std::fs::OpenOptions::new().append(true).open(&path).expect("open");
     file.write_all(b"\n{\"seq\": 2, \"type\": \"no_such_event\"}\n").expect("write");
     match read_jsonl(&path) {
@@ -382,6 +422,7 @@ fn seq_continues_after_the_last_whole_record_of_a_large_file() {
     for _ in 0..40 {
         first.emit(PID, "agent-1", AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: big.clone() });
     }
+    first.flush();
     assert_eq!(last_seq(&path).expect("read"), Some(40));
     drop(first);
     // A crash left half a line at the end: it is passed over.
@@ -434,7 +475,9 @@ fn secrets_are_redacted_in_every_field_before_the_cap() {
         "agent-1",
         AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: "s3cr3t-token".into() },
     );
+    telemetry.flush();
     let file = std::fs::read_to_string(&path).expect("read");
+    assert_eq!(file.lines().count(), 2);
     assert!(!file.contains("s3cr3t") && !file.contains("s3c"), "{file}");
     assert_eq!(subscriber.try_recv().expect("sent"), record);
     let AgentEvent::TurnCompleted { text: Some(text), calls, .. } = &record.event else { panic!("a turn") };

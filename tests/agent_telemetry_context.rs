@@ -222,6 +222,41 @@ fn secrets_in_an_inherited_window_are_redacted_where_the_content_is_stated() {
 }
 
 #[test]
+fn a_long_inherited_window_is_in_the_file_redacted_once_the_telemetry_is_dropped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(agentvisor::agent::telemetry::EVENTS_FILE);
+    let telemetry = Telemetry::with_jsonl(&path).expect("open");
+    telemetry.redact(["s3cret-token".to_string()]);
+    // 400 chunks of 64 messages of about 500 characters: a window of some 13 MB, stated by the
+    // writer thread after the emit returned.
+    let mut window = Window::new();
+    for chunk in 0..400 {
+        for i in 0..CHUNK_ITEMS_MAX {
+            let secret = if i == 7 { " s3cret-token" } else { "" };
+            window.push(Message::user(format!("{chunk}.{i}{secret} {}", "w".repeat(490)))).expect("push");
+        }
+    }
+    window.push(Message::user("tail")).expect("push");
+    let context = ContextSource::of(&window).expect("ids");
+    telemetry.emit_spawn(None, spawned("a", &context), &context);
+    drop(telemetry);
+    let file = std::fs::read_to_string(&path).expect("read");
+    assert!(!file.contains("s3cret"), "a secret reached the file");
+    let records = agentvisor::agent::telemetry::read_jsonl(&path).expect("read");
+    assert_eq!(records.len(), 401, "agent_spawned and a context_chunk per chunk");
+    let rebuilt = rebuild_context(&records).expect("rebuilt");
+    let expected: Vec<Message> = window
+        .iter()
+        .map(|m| match m {
+            Message::User { text } => Message::user(text.replace("s3cret-token", "[redacted]")),
+            other => other.clone(),
+        })
+        .chain([Message::note("opened")])
+        .collect();
+    assert!(rebuilt == expected, "the file rebuilds the window, redacted, then the opening");
+}
+
+#[test]
 fn a_chunk_is_stated_without_a_copy_unless_redaction_or_the_cap_changes_it() {
     let telemetry = Telemetry::new();
     telemetry.redact(["s3cret-token".to_string()]);
@@ -245,7 +280,7 @@ fn a_chunk_is_stated_without_a_copy_unless_redaction_or_the_cap_changes_it() {
     let stated: Vec<Arc<[Message]>> = run
         .iter()
         .filter_map(|r| match &r.event {
-            AgentEvent::ContextChunk { messages, .. } => Some(Arc::clone(messages)),
+            AgentEvent::ContextChunk { messages, .. } => Some(messages.shared()),
             _ => None,
         })
         .collect();

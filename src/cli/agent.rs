@@ -178,6 +178,8 @@ pub(crate) async fn run(state: &Path, args: AgentArgs) -> anyhow::Result<ExitCod
     if let Ok(rt) = Arc::try_unwrap(rt) {
         rt.shutdown().await?;
     }
+    // The event file is complete when the command returns.
+    telemetry.flush();
     Ok(if row.status == agentvisor::actors::Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 

@@ -255,12 +255,14 @@ pub(crate) async fn finish(
         );
         return Ok(ExitCode::from(1));
     }
-    let Opened { runner, rt, control, .. } = opened;
+    let Opened { runner, rt, control, telemetry, .. } = opened;
     drop(runner);
     control.stop().await;
     if let Ok(rt) = Arc::try_unwrap(rt) {
         rt.shutdown().await?;
     }
+    // The event file is complete when the command returns.
+    telemetry.flush();
     let failed = outcomes.iter().any(|o| {
         o.status != SeatStatus::Realized
             || o.failed_step.is_some()

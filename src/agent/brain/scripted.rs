@@ -18,7 +18,7 @@ use super::window::tail_since_assistant;
 use super::{Brain, FinishReason, Turn, TurnFuture, TurnRequest, tokens};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Mutex, PoisonError};
 
 /// How much of each message an expectation failure quotes.
@@ -257,45 +257,61 @@ fn describe(what: &str, texts: &[&str]) -> String {
 /// a turn is returned, so a failed expectation is reported again if asked again.
 #[derive(Debug)]
 pub struct ScriptedBrain {
-    script: Script,
-    next: Mutex<usize>,
+    /// The script's length.
+    turns: usize,
+    cursor: Mutex<Cursor>,
+}
+
+/// Where a brain is in its script: a turn played is dropped, so a brain holds only the turns
+/// ahead of it (a long script's memory goes as it is played, not all at once at the end).
+#[derive(Debug)]
+struct Cursor {
+    played: usize,
+    ahead: VecDeque<ScriptedTurn>,
 }
 
 impl ScriptedBrain {
     /// A brain at the start of `script`.
     pub fn new(script: Script) -> ScriptedBrain {
-        ScriptedBrain { script, next: Mutex::new(0) }
+        let turns = script.turns.len();
+        ScriptedBrain { turns, cursor: Mutex::new(Cursor { played: 0, ahead: script.turns.into() }) }
     }
 
     /// How many turns were played.
     pub fn played(&self) -> usize {
-        *self.next.lock().unwrap_or_else(PoisonError::into_inner)
+        self.cursor.lock().unwrap_or_else(PoisonError::into_inner).played
     }
 
     /// How many turns are left.
     pub fn remaining(&self) -> usize {
-        self.script.turns.len().saturating_sub(self.played())
+        self.cursor.lock().unwrap_or_else(PoisonError::into_inner).ahead.len()
     }
 
     /// Plays the next turn against `request`.
     pub fn play(&self, request: &TurnRequest<'_>) -> Result<Turn, BrainError> {
         // The lock is held only for this synchronous step, never across an await.
-        let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
-        let index = *next;
-        let Some(scripted) = self.script.turns.get(index) else {
-            return Err(BrainError::ScriptExhausted { turns: self.script.turns.len() });
+        let mut cursor = self.cursor.lock().unwrap_or_else(PoisonError::into_inner);
+        let index = cursor.played;
+        let Some(scripted) = cursor.ahead.front() else {
+            return Err(BrainError::ScriptExhausted { turns: self.turns });
         };
         scripted.expect.check(index, request)?;
+        let Some(scripted) = cursor.ahead.pop_front() else {
+            return Err(BrainError::ScriptExhausted { turns: self.turns });
+        };
+        cursor.played = index + 1;
+        drop(cursor);
+        let finish = scripted.finish.clone();
         let message = AssistantMessage {
-            text: scripted.text.clone(),
+            text: scripted.text,
             tool_calls: scripted
                 .tool_calls
-                .iter()
+                .into_iter()
                 .enumerate()
                 .map(|(i, call)| ToolCall {
                     id: call.id_at(index, i),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
+                    name: call.name,
+                    arguments: call.arguments,
                 })
                 .collect(),
         };
@@ -306,8 +322,7 @@ impl ScriptedBrain {
             cache_write_tokens: 0,
             cost_micros: None,
         };
-        let finish = scripted.finish.clone().unwrap_or_else(|| FinishReason::inferred(&message));
-        *next = index + 1;
+        let finish = finish.unwrap_or_else(|| FinishReason::inferred(&message));
         Ok(Turn { message, usage, finish })
     }
 }

@@ -5,6 +5,7 @@ use super::event::{AgentEvent, CallRecord};
 use crate::agent::brain::{AssistantMessage, Message};
 use crate::agent::limits::EVENT_FIELD_CHARS_MAX;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// `text` cut to `max` characters, ending with `… [N chars cut]` when it was longer.
 pub fn cap_text(text: &str, max: usize) -> String {
@@ -75,6 +76,17 @@ fn message_fits(message: &Message) -> bool {
     }
 }
 
+/// `messages` with each text capped (as [`bound_message`] does): the same slice, shared, when
+/// every message is within the cap; a copy otherwise.
+pub(super) fn bound_messages(messages: Arc<[Message]>) -> Arc<[Message]> {
+    if messages.iter().all(message_fits) {
+        return messages;
+    }
+    let mut owned = messages.to_vec();
+    owned.iter_mut().for_each(bound_message);
+    owned.into()
+}
+
 /// Caps each text of a window message a context re-states: a text, a tool result, a call's
 /// arguments (as [`cap_value`] does).
 fn bound_message(message: &mut Message) {
@@ -109,12 +121,7 @@ impl AgentEvent {
                 calls.iter_mut().for_each(CallRecord::bound);
             }
             AgentEvent::AgentSpawned { inherited, .. } => inherited.tail.iter_mut().for_each(bound_message),
-            // Shared with the window's chunk: copied only when a message is over the cap.
-            AgentEvent::ContextChunk { messages, .. } if !messages.iter().all(message_fits) => {
-                let mut owned = messages.to_vec();
-                owned.iter_mut().for_each(bound_message);
-                *messages = owned.into();
-            }
+            // A chunk's messages are capped when first read (`ChunkMessages`).
             _ => {}
         }
     }

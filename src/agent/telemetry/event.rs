@@ -1,10 +1,10 @@
 //! The agent events and the record each is written as.
 
+use super::chunk_messages::ChunkMessages;
 use super::context::WindowContext;
 use crate::agent::brain::{Message, Usage};
 use crate::agent::window::ChunkId;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 
 /// One event, as written: one JSON object per line.
 ///
@@ -75,9 +75,9 @@ pub enum AgentEvent {
     ContextChunk {
         /// The chunk's id (the BLAKE3 address its snapshot names).
         chunk: ChunkId,
-        /// Its messages, oldest first: shared with the window's chunk unless redaction or the
-        /// field cap changed one of them.
-        messages: Arc<[Message]>,
+        /// Its messages, oldest first, redacted and capped when first read: shared with the
+        /// window's chunk unless redaction or the field cap changed one of them.
+        messages: ChunkMessages,
     },
     /// A machine entered a state.
     FsmState {

@@ -36,6 +36,7 @@
 
 mod answered;
 mod bound;
+mod chunk_messages;
 mod context;
 mod error;
 mod event;
@@ -49,6 +50,7 @@ mod telemetry;
 
 pub use answered::CallAnswered;
 pub use bound::{cap_text, cap_value};
+pub use chunk_messages::ChunkMessages;
 pub use context::{ContextError, ContextSource, WindowContext, rebuild_context};
 pub use error::TelemetryError;
 pub use event::{AgentEvent, CallError, CallRecord, EventRecord, ModuleMoveRecord, SpawnVia, TransitionKind};

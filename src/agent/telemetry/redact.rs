@@ -1,9 +1,11 @@
 //! `Redactor`: secrets replaced by [`REDACTED`] in every text of an event before it is kept,
 //! written, broadcast or logged.
 
+use super::chunk_messages::ChunkMessages;
 use super::event::{AgentEvent, CallRecord};
 use crate::agent::brain::{AssistantMessage, Message};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
@@ -74,6 +76,17 @@ impl Redactor {
         }
     }
 
+    /// `messages` with every secret redacted: the same slice, shared, when none holds one; a
+    /// copy otherwise.
+    pub(super) fn redact_messages(&self, messages: Arc<[Message]>) -> Arc<[Message]> {
+        if self.is_empty() || !messages.iter().any(|m| self.message_holds_secret(m)) {
+            return messages;
+        }
+        let mut owned = messages.to_vec();
+        owned.iter_mut().for_each(|m| self.redact_message(m));
+        owned.into()
+    }
+
     /// Redacts every text field of `event`, in place.
     pub fn apply(&self, event: &mut AgentEvent) {
         if self.is_empty() {
@@ -105,12 +118,7 @@ impl Redactor {
                 opening.iter_mut().for_each(|m| self.redact_message(m));
             }
             AgentEvent::ContextChunk { chunk: _, messages } => {
-                // Shared with the window's chunk: copied only when a message holds a secret.
-                if messages.iter().any(|m| self.message_holds_secret(m)) {
-                    let mut owned = messages.to_vec();
-                    owned.iter_mut().for_each(|m| self.redact_message(m));
-                    *messages = owned.into();
-                }
+                *messages = ChunkMessages::from(self.redact_messages(messages.shared()));
             }
             AgentEvent::AgentTransition { kind: _, to_agent_id, to_profile, modules, turn: _ } => {
                 text(to_agent_id);

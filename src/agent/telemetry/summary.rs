@@ -37,7 +37,7 @@ impl AgentEvent {
                 out
             }
             AgentEvent::ContextChunk { chunk, messages } => {
-                format!("chunk {chunk}: {} messages", messages.len())
+                format!("chunk {chunk}: {} messages", messages.count())
             }
             AgentEvent::AgentTransition { kind, to_agent_id, to_profile, modules, turn } => {
                 let moves: Vec<String> =

@@ -1,16 +1,17 @@
 //! `Telemetry`: where agent events are emitted, kept, broadcast and written.
 
 use super::answered::CallAnswered;
+use super::chunk_messages::ChunkMessages;
 use super::context::ContextSource;
 use super::error::TelemetryError;
 use super::event::{AgentEvent, EventRecord, TransitionKind};
-use super::limits::{BROADCAST_CAPACITY, RECORDS_BYTES_MAX, RECORDS_MAX, STATED_CHUNKS_MAX};
+use super::limits::{BROADCAST_CAPACITY, STATED_CHUNKS_MAX};
 use super::read::last_seq;
 use super::redact::Redactor;
-use super::sink::JsonlSink;
+use super::sink::Sink;
 use crate::agent::window::ChunkId;
 use parking_lot::Mutex;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -22,10 +23,13 @@ use tokio::sync::broadcast;
 /// what the model said and did, numbers the event (`seq`: one counter per instance shared by
 /// its clones, from 1, or after the last record already in its file), stamps it, and then, in
 /// seq order, keeps it in memory (the newest
-/// [`RECORDS_MAX`], within [`RECORDS_BYTES_MAX`]), appends it to the JSONL file if there is one, sends it to subscribers and
-/// logs it as a `tracing` event with target `agentvisor::agent`. Emitting never fails and
-/// never waits on an observer: a failed file write is logged once and counted, a subscriber
-/// that falls behind misses records (`Lagged`).
+/// [`RECORDS_MAX`](super::RECORDS_MAX), within
+/// [`RECORDS_BYTES_MAX`](super::RECORDS_BYTES_MAX)) and appends it to the JSONL file if there
+/// is one — both from a writer thread of its own, which serialises it — sends it to
+/// subscribers and logs it as a `tracing` event with target `agentvisor::agent`. Emitting
+/// never fails and never waits on an observer, the file included: a failed file write is
+/// logged once and counted, a subscriber that falls behind misses records (`Lagged`), and
+/// [`flush`](Telemetry::flush) waits for the writer.
 #[derive(Clone, Debug)]
 pub struct Telemetry {
     inner: Arc<Inner>,
@@ -33,11 +37,15 @@ pub struct Telemetry {
 
 #[derive(Debug)]
 struct Inner {
-    /// One lock for numbering, the memory copy and the file, so that all three are in seq
+    /// One lock for numbering, the writer's queue and the broadcast, so that all are in seq
     /// order.
     state: Mutex<State>,
-    /// The secrets taken out of every event before anything else sees it.
-    redactor: parking_lot::RwLock<Redactor>,
+    /// The writer thread: the memory copy and the file. None only if the thread could not be
+    /// started for a telemetry kept in memory (then nothing is kept).
+    sink: Option<Sink>,
+    /// The secrets taken out of every event before anything else sees it; a chunk's
+    /// messages keep the set they were emitted under until they are first read.
+    redactor: parking_lot::RwLock<Arc<Redactor>>,
     /// Records are shared, not copied: a fork's `context_chunk` records carry a whole
     /// conversation, kept in memory and sent to every subscriber.
     tx: broadcast::Sender<Arc<EventRecord>>,
@@ -68,11 +76,6 @@ pub struct ModelProgress {
 #[derive(Debug)]
 struct State {
     next_seq: u64,
-    /// The newest records, each with the length of its JSON line.
-    records: VecDeque<(Arc<EventRecord>, usize)>,
-    /// The lengths of the records kept, added up.
-    records_bytes: usize,
-    sink: Option<JsonlSink>,
     /// The chunks whose content each live stream has stated (`context_chunk`), so that a
     /// later reference on the same stream names the chunk by id only.
     stated: StatedChunks,
@@ -129,7 +132,12 @@ pub struct EventOn {
 
 impl Default for Telemetry {
     fn default() -> Telemetry {
-        Telemetry::build(None, 1)
+        let sink = Sink::memory()
+            .inspect_err(|error| {
+                tracing::warn!(target: "agentvisor::agent", %error, "agent events will not be kept in memory");
+            })
+            .ok();
+        Telemetry::build(sink, 1)
     }
 }
 
@@ -145,24 +153,20 @@ impl Telemetry {
     /// tail), so seqs never repeat within one file.
     pub fn with_jsonl(path: impl AsRef<Path>) -> Result<Telemetry, TelemetryError> {
         let path = path.as_ref();
-        let sink = JsonlSink::open(path)?;
         let last = last_seq(path)?.unwrap_or(0);
+        let sink = Sink::file(path)?;
         Ok(Telemetry::build(Some(sink), last.saturating_add(1)))
     }
 
-    fn build(sink: Option<JsonlSink>, next_seq: u64) -> Telemetry {
+    fn build(sink: Option<Sink>, next_seq: u64) -> Telemetry {
         let (tx, _) = broadcast::channel(BROADCAST_CAPACITY);
         let (progress, _) = broadcast::channel(BROADCAST_CAPACITY);
         let (answered, _) = broadcast::channel(BROADCAST_CAPACITY);
-        let state = State {
-            next_seq,
-            records: VecDeque::new(),
-            records_bytes: 0,
-            sink,
-            stated: StatedChunks::default(),
-        };
-        let redactor = parking_lot::RwLock::new(Redactor::default());
-        Telemetry { inner: Arc::new(Inner { state: Mutex::new(state), redactor, tx, progress, answered }) }
+        let state = State { next_seq, stated: StatedChunks::default() };
+        let redactor = parking_lot::RwLock::new(Arc::new(Redactor::default()));
+        Telemetry {
+            inner: Arc::new(Inner { state: Mutex::new(state), sink, redactor, tx, progress, answered }),
+        }
     }
 
     /// Adds `secrets`: from now on each is replaced by [`REDACTED`](super::REDACTED) in every
@@ -171,7 +175,7 @@ impl Telemetry {
     /// `telemetry.redact` literals, the values of its `telemetry.redact_env` variables and of
     /// its brains' API key variables.
     pub fn redact(&self, secrets: impl IntoIterator<Item = String>) {
-        self.inner.redactor.write().extend(secrets);
+        Arc::make_mut(&mut *self.inner.redactor.write()).extend(secrets);
     }
 
     /// Emits `event` on the stream of incarnation `agent_id` of process `pid`, and returns the
@@ -216,13 +220,18 @@ impl Telemetry {
                 .cloned()
                 .collect()
         };
+        let mut run: Vec<EventOn> =
+            run.into_iter().map(|on| EventOn { event: self.prepare(on.event), ..on }).collect();
+        // Redacted and capped when first read: the emitting agent does not pay for its window.
+        let redactor = Arc::clone(&*self.inner.redactor.read());
         run.extend(new.iter().map(|chunk| EventOn {
             pid: spawned.pid.clone(),
             agent_id: spawned.agent_id.clone(),
-            event: AgentEvent::ContextChunk { chunk: chunk.id(), messages: chunk.shared_items() },
+            event: AgentEvent::ContextChunk {
+                chunk: chunk.id(),
+                messages: ChunkMessages::deferred(chunk.shared_items(), Arc::clone(&redactor)),
+            },
         }));
-        let run: Vec<EventOn> =
-            run.into_iter().map(|on| EventOn { event: self.prepare(on.event), ..on }).collect();
         let records: Vec<Arc<EventRecord>> = {
             let mut state = self.inner.state.lock();
             for chunk in &new {
@@ -234,14 +243,21 @@ impl Telemetry {
         records
     }
 
-    /// Redaction, then the cap: so that a cut never leaves the start of a secret.
+    /// Redaction, then the cap: so that a cut never leaves the start of a secret. A chunk's
+    /// messages are prepared the same way when first read ([`ChunkMessages`]).
     fn prepare(&self, mut event: AgentEvent) -> AgentEvent {
-        self.inner.redactor.read().apply(&mut event);
+        let redactor = Arc::clone(&*self.inner.redactor.read());
+        if let AgentEvent::ContextChunk { messages, .. } = &mut event {
+            *messages = messages.redacted_by(redactor);
+            return event;
+        }
+        redactor.apply(&mut event);
         event.bound();
         event
     }
 
-    /// Numbers, stamps and records a prepared event: in memory, in the file, on the broadcast.
+    /// Numbers and stamps a prepared event, hands it to the writer (the memory copy and the
+    /// file) and sends it on the broadcast.
     /// Called under the state lock, so all three are in seq order.
     fn append(&self, state: &mut State, pid: &str, agent_id: &str, event: AgentEvent) -> Arc<EventRecord> {
         let at_ms = SystemTime::now()
@@ -252,22 +268,9 @@ impl Telemetry {
         state.next_seq = seq.saturating_add(1);
         state.stated.observe(agent_id, &event);
         let record = EventRecord { seq, at_ms, pid: pid.to_string(), agent_id: agent_id.to_string(), event };
-        // Serialised once, for the file and for the memory copy's byte bound.
-        let line = serde_json::to_vec(&record);
-        let bytes = line.as_ref().map_or(0, Vec::len);
-        while !state.records.is_empty()
-            && (state.records.len() >= RECORDS_MAX
-                || state.records_bytes.saturating_add(bytes) > RECORDS_BYTES_MAX)
-        {
-            if let Some((_, dropped)) = state.records.pop_front() {
-                state.records_bytes = state.records_bytes.saturating_sub(dropped);
-            }
-        }
         let record = Arc::new(record);
-        state.records.push_back((Arc::clone(&record), bytes));
-        state.records_bytes = state.records_bytes.saturating_add(bytes);
-        if let Some(sink) = state.sink.as_mut() {
-            sink.append(record.seq, line);
+        if let Some(sink) = &self.inner.sink {
+            sink.append(Arc::clone(&record));
         }
         // Sent under the lock so subscribers receive records in seq order; `send` never
         // waits. No subscriber is not an error.
@@ -321,28 +324,42 @@ impl Telemetry {
         self.inner.tx.subscribe()
     }
 
+    /// Waits until the writer thread has kept, and written to the JSONL file, every record
+    /// emitted before the call. A reader of the file in the same process flushes first
+    /// ([`records`](Self::records) and [`stream`](Self::stream) do); dropping the last clone
+    /// of a `Telemetry` flushes too.
+    pub fn flush(&self) {
+        // Asked under the state lock, so the flush comes after every record emitted before
+        // it; waited for after the lock.
+        let flushing = {
+            let _state = self.inner.state.lock();
+            self.inner.sink.as_ref().map(Sink::flusher)
+        };
+        if let Some(flushing) = flushing {
+            flushing.wait();
+        }
+    }
+
     /// The records emitted so far, oldest first: all of them, or the newest that fit in
-    /// [`RECORDS_MAX`] records and [`RECORDS_BYTES_MAX`] bytes of JSON.
+    /// [`RECORDS_MAX`](super::RECORDS_MAX) records and
+    /// [`RECORDS_BYTES_MAX`](super::RECORDS_BYTES_MAX) bytes of JSON.
     pub fn records(&self) -> Vec<Arc<EventRecord>> {
-        self.inner.state.lock().records.iter().map(|(r, _)| Arc::clone(r)).collect()
+        self.flush();
+        self.inner.sink.as_ref().map_or_else(Vec::new, |sink| sink.kept(|_| true))
     }
 
     /// The records on incarnation `agent_id`'s stream, oldest first (from those
     /// [`records`](Self::records) keeps).
     pub fn stream(&self, agent_id: &str) -> Vec<Arc<EventRecord>> {
-        self.inner
-            .state
-            .lock()
-            .records
-            .iter()
-            .filter(|(r, _)| r.agent_id == agent_id)
-            .map(|(r, _)| Arc::clone(r))
-            .collect()
+        self.flush();
+        self.inner.sink.as_ref().map_or_else(Vec::new, |sink| sink.kept(|r| r.agent_id == agent_id))
     }
 
-    /// Records the JSONL file did not get because a write to it failed (0 without a file).
+    /// Records the JSONL file did not get because a write to it failed (0 without a file),
+    /// after a [`flush`](Self::flush).
     pub fn dropped_writes(&self) -> u64 {
-        self.inner.state.lock().sink.as_ref().map_or(0, JsonlSink::dropped)
+        self.flush();
+        self.inner.sink.as_ref().map_or(0, Sink::dropped)
     }
 }
 
