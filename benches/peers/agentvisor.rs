@@ -1,7 +1,9 @@
 //! The agentvisor side of the peer comparison (`benches/peers/run`): the same three workloads
 //! as `langgraph_side.py`, on scripted brains, on a durable SQLite state in a fresh temporary
 //! directory (WAL, `synchronous=FULL`: every turn's commit is on disk before the next turn).
-//! Prints one JSON line per run: `{"side", "workload", "size", "seconds"}`.
+//! Prints one JSON line per run: `{"side", "workload", "size", "seconds"}`. The agents'
+//! events are kept in memory by the telemetry's writer thread; with `PEERS_FLUSH=1` the timed
+//! part also waits for it to have kept every event (`Telemetry::flush`).
 //!
 //! ```text
 //! cargo run --release --example peers -- turns 200 11    # 200 root agents × 11 turns
@@ -102,6 +104,13 @@ async fn rig(script: impl Fn(&AgentIdentity) -> Script + Send + Sync + 'static) 
 }
 
 impl Rig {
+    /// With `PEERS_FLUSH=1`, waits for the telemetry's writer to have kept every event.
+    fn settle(&self) {
+        if std::env::var_os("PEERS_FLUSH").is_some_and(|v| v == "1") {
+            self.telemetry.flush();
+        }
+    }
+
     async fn launch(&self, profile: &str, prompt: &str) -> anyhow::Result<Pid> {
         Ok(self.runtime.spawn_root(self.host.root_spec(profile, prompt)?).await?)
     }
@@ -134,6 +143,7 @@ async fn turns_workload(agents: usize, turns: usize) -> anyhow::Result<Duration>
     for pid in roots {
         rig.exited(pid).await?;
     }
+    rig.settle();
     let took = start.elapsed();
     rig.runtime.shutdown().await?;
     Ok(took)
@@ -163,6 +173,7 @@ async fn fanout_workload(children: usize) -> anyhow::Result<Duration> {
     let start = Instant::now();
     let lead = rig.launch("lead", "Collect the findings.").await?;
     rig.exited(lead).await?;
+    rig.settle();
     let took = start.elapsed();
     rig.runtime.shutdown().await?;
     Ok(took)
@@ -214,6 +225,7 @@ async fn fork_workload(messages: usize) -> anyhow::Result<Duration> {
     });
     let talker = rig.launch("talker", "Talk for a long time, then fork.").await?;
     rig.exited(talker).await?;
+    rig.settle();
     let end = Instant::now();
     let start = built.await?.ok_or_else(|| anyhow::anyhow!("the end of the building turns was not seen"))?;
     rig.runtime.shutdown().await?;
