@@ -35,12 +35,14 @@ impl From<StoreError> for ApplyError {
     }
 }
 
+/// A process's `parent` and `depth` are set when its row is first written and never change,
+/// so an update leaves them out: on SQLite, a column named in `SET` rewrites every index that
+/// holds it even when the value is the same (`processes_parent`: a WAL frame per update).
 const UPSERT_PROCESS: &str = "INSERT INTO processes (pid, parent, depth, image, cwd, goal, \
      status, wait_state, pause_reason, host_gate, outcome, result_oid, state_generation, epoch, \
      resume_claim, started, account, restart) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) \
-     ON CONFLICT (pid) DO UPDATE SET parent = excluded.parent, depth = excluded.depth, \
-     image = excluded.image, cwd = excluded.cwd, goal = excluded.goal, \
+     ON CONFLICT (pid) DO UPDATE SET image = excluded.image, cwd = excluded.cwd, goal = excluded.goal, \
      status = excluded.status, wait_state = excluded.wait_state, \
      pause_reason = excluded.pause_reason, host_gate = excluded.host_gate, \
      outcome = excluded.outcome, result_oid = excluded.result_oid, \
@@ -48,12 +50,13 @@ const UPSERT_PROCESS: &str = "INSERT INTO processes (pid, parent, depth, image, 
      resume_claim = excluded.resume_claim, started = excluded.started, \
      account = excluded.account, restart = excluded.restart";
 
+/// A grant's `holder` and `derived_from` never change after it is made (revoking sets `live`),
+/// and are left out of the update for the same reason (`grants_holder`, `grants_derived_from`).
 const UPSERT_GRANT: &str = "INSERT INTO grants (id, holder, resource, rights, constraints, \
      delegable, live, derived_from) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
-     ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, resource = excluded.resource, \
+     ON CONFLICT (id) DO UPDATE SET resource = excluded.resource, \
      rights = excluded.rights, constraints = excluded.constraints, \
-     delegable = excluded.delegable, live = excluded.live, \
-     derived_from = excluded.derived_from";
+     delegable = excluded.delegable, live = excluded.live";
 
 /// The root and everything derived from it, transitively. `UNION` (not `UNION ALL`) makes
 /// the recursion stop even if stored `derived_from` links ever formed a cycle.
