@@ -5,7 +5,7 @@
 use agentvisor::agent::brain::{Message, Usage};
 use agentvisor::agent::telemetry::{
     AgentEvent, CallError, CallRecord, EVENTS_FILE, EventFileReader, EventRecord, ModuleMoveRecord, REDACTED,
-    SpawnVia, Telemetry, TelemetryError, TransitionKind, cap_text, cap_value, last_seq, read_jsonl,
+    Redactor, SpawnVia, Telemetry, TelemetryError, TransitionKind, cap_text, cap_value, last_seq, read_jsonl,
 };
 use agentvisor::agent::window::ChunkId;
 use serde_json::{Value, json};
@@ -525,4 +525,18 @@ fn cap_value_cuts_by_characters_for_random_values() {
             Ok(())
         })
         .expect("cap_value keeps or cuts by characters");
+}
+
+#[test]
+fn a_redactor_applied_to_a_chunk_statement_redacts_before_the_cap() {
+    let limit = agentvisor::agent::limits::EVENT_FIELD_CHARS_MAX;
+    let text = format!("{}s3cr3t-token tail", "a".repeat(limit - 4));
+    let mut event =
+        AgentEvent::ContextChunk { chunk: ChunkId::of(b"chunk"), messages: vec![Message::user(text)].into() };
+    Redactor::new(["s3cr3t-token".to_string()]).apply(&mut event);
+    let AgentEvent::ContextChunk { messages, .. } = &event else { panic!("a chunk") };
+    let Message::User { text } = &messages[0] else { panic!("a user message") };
+    let end: String = text.chars().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect();
+    assert!(!text.contains("s3c"), "no part of the secret is left: …{end}");
+    assert!(text.ends_with("chars cut]"), "then capped: …{end}");
 }

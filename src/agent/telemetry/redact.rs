@@ -1,7 +1,6 @@
 //! `Redactor`: secrets replaced by [`REDACTED`] in every text of an event before it is kept,
 //! written, broadcast or logged.
 
-use super::chunk_messages::ChunkMessages;
 use super::event::{AgentEvent, CallRecord};
 use crate::agent::brain::{AssistantMessage, Message};
 use serde_json::Value;
@@ -118,7 +117,8 @@ impl Redactor {
                 opening.iter_mut().for_each(|m| self.redact_message(m));
             }
             AgentEvent::ContextChunk { chunk: _, messages } => {
-                *messages = ChunkMessages::from(self.redact_messages(messages.shared()));
+                // Redacted when first read, before the cap, as every chunk statement is.
+                *messages = messages.redacted_by(Arc::new(self.clone()));
             }
             AgentEvent::AgentTransition { kind: _, to_agent_id, to_profile, modules, turn: _ } => {
                 text(to_agent_id);
