@@ -257,8 +257,8 @@ impl Telemetry {
     }
 
     /// Numbers and stamps a prepared event, hands it to the writer (the memory copy and the
-    /// file) and sends it on the broadcast.
-    /// Called under the state lock, so all three are in seq order.
+    /// file) and sends it on the broadcast. Called under the state lock, so both are in seq
+    /// order.
     fn append(&self, state: &mut State, pid: &str, agent_id: &str, event: AgentEvent) -> Arc<EventRecord> {
         let at_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
