@@ -162,7 +162,9 @@ fn the_file_holds_every_record_emitted_from_many_threads_once_the_last_clone_is_
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join(EVENTS_FILE);
     let telemetry = Telemetry::with_jsonl(&path).expect("open");
-    emit_from_four_threads(&telemetry, 500, |t, i| AgentEvent::MessageSent {
+    // More records than the writer's queue holds: emitters wait for it, and nothing is lost.
+    let per_thread = (agentvisor::agent::telemetry::WRITER_QUEUE_MAX / 4 + 1000) as u64;
+    emit_from_four_threads(&telemetry, per_thread, |t, i| AgentEvent::MessageSent {
         to_pid: OTHER_PID.into(),
         text: format!("{t}:{i}"),
     });
@@ -170,7 +172,7 @@ fn the_file_holds_every_record_emitted_from_many_threads_once_the_last_clone_is_
     drop(telemetry);
     let written = read_jsonl(&path).expect("read");
     let seqs: Vec<u64> = written.iter().map(|r| r.seq).collect();
-    assert_eq!(seqs, (1..=2000).collect::<Vec<u64>>(), "every record, in seq order");
+    assert_eq!(seqs, (1..=4 * per_thread).collect::<Vec<u64>>(), "every record, in seq order");
     for t in 0..4 {
         let texts: Vec<String> = written
             .iter()
@@ -180,7 +182,7 @@ fn the_file_holds_every_record_emitted_from_many_threads_once_the_last_clone_is_
                 other => panic!("{other:?}"),
             })
             .collect();
-        let expected: Vec<String> = (0..500).map(|i| format!("{t}:{i}")).collect();
+        let expected: Vec<String> = (0..per_thread).map(|i| format!("{t}:{i}")).collect();
         assert_eq!(texts, expected, "stream {t} in emit order");
     }
 }

@@ -56,6 +56,7 @@ pub use error::TelemetryError;
 pub use event::{AgentEvent, CallError, CallRecord, EventRecord, ModuleMoveRecord, SpawnVia, TransitionKind};
 pub use limits::{
     BROADCAST_CAPACITY, EVENT_LINE_BYTES_MAX, RECORDS_BYTES_MAX, RECORDS_MAX, STATED_CHUNKS_MAX,
+    WRITER_QUEUE_MAX,
 };
 pub use read::{EventFileReader, EventLine, last_seq, read_jsonl};
 pub use redact::{REDACTED, Redactor};

@@ -3,7 +3,7 @@
 
 use super::error::TelemetryError;
 use super::event::EventRecord;
-use super::limits::{RECORDS_BYTES_MAX, RECORDS_MAX};
+use super::limits::{RECORDS_BYTES_MAX, RECORDS_MAX, WRITER_QUEUE_MAX};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
@@ -23,7 +23,8 @@ use std::thread::JoinHandle;
 /// [`ChunkMessages`](super::ChunkMessages)): here it is the thread's cost, not the emitting
 /// agent's, so stating a long inherited window does not slow the fork that inherits it.
 /// [`flush`](Self::flusher) waits until every record handed over before it is kept and
-/// written; dropping the sink does what is queued and joins the thread.
+/// written; dropping the sink does what is queued and joins the thread. Handing a record over
+/// waits only when the thread is [`WRITER_QUEUE_MAX`] records behind.
 ///
 /// Each line is written with a single `write_all` of the whole line (newline included) on an
 /// unbuffered file opened with `O_APPEND`, so concurrent readers see whole lines. Lines reach
@@ -33,7 +34,7 @@ use std::thread::JoinHandle;
 /// may be at its end) and counts every record it drops; it keeps them in memory all the same.
 #[derive(Debug)]
 pub(super) struct Sink {
-    queue: Option<mpsc::Sender<Job>>,
+    queue: Option<mpsc::SyncSender<Job>>,
     thread: Option<JoinHandle<()>>,
     kept: Arc<Mutex<Kept>>,
     dropped: Arc<AtomicU64>,
@@ -69,7 +70,7 @@ impl Sink {
     }
 
     fn start(file: Option<File>, path: &Path) -> Result<Sink, TelemetryError> {
-        let (queue, jobs) = mpsc::channel();
+        let (queue, jobs) = mpsc::sync_channel(WRITER_QUEUE_MAX);
         let kept = Arc::new(Mutex::new(Kept::default()));
         let dropped = Arc::new(AtomicU64::new(0));
         let has_file = file.is_some();
@@ -87,7 +88,8 @@ impl Sink {
         Ok(Sink { queue: Some(queue), thread: Some(thread), kept, dropped, has_file })
     }
 
-    /// Hands a numbered record to the thread; never waits.
+    /// Hands a numbered record to the thread; waits only while the thread is
+    /// [`WRITER_QUEUE_MAX`] records behind.
     pub(super) fn append(&self, record: Arc<EventRecord>) {
         let sent = self.queue.as_ref().is_some_and(|queue| queue.send(Job::Record(record)).is_ok());
         if !sent && self.has_file {

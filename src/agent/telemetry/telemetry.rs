@@ -27,9 +27,10 @@ use tokio::sync::broadcast;
 /// [`RECORDS_BYTES_MAX`](super::RECORDS_BYTES_MAX)) and appends it to the JSONL file if there
 /// is one — both from a writer thread of its own, which serialises it — sends it to
 /// subscribers and logs it as a `tracing` event with target `agentvisor::agent`. Emitting
-/// never fails and never waits on an observer, the file included: a failed file write is
-/// logged once and counted, a subscriber that falls behind misses records (`Lagged`), and
-/// [`flush`](Telemetry::flush) waits for the writer.
+/// never fails and never waits on an observer: a failed file write is logged once and
+/// counted, a subscriber that falls behind misses records (`Lagged`), and the writer is waited
+/// for only when it is [`WRITER_QUEUE_MAX`](super::WRITER_QUEUE_MAX) records behind;
+/// [`flush`](Telemetry::flush) waits for it.
 #[derive(Clone, Debug)]
 pub struct Telemetry {
     inner: Arc<Inner>,
