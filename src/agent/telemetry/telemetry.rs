@@ -207,38 +207,31 @@ impl Telemetry {
             matches!(&spawned.event, AgentEvent::AgentSpawned { inherited, .. } if *inherited == context.named()),
             "an agent_spawned names the context it is emitted with"
         );
-        let mut run: Vec<EventOn> = transition.into_iter().collect();
-        run.push(spawned.clone());
-        // The chunks' records are built (copied, redacted, capped) outside the lock; one that
-        // another emission states meanwhile is stated twice, which is harmless.
-        let new: Vec<_> = {
-            let state = self.inner.state.lock();
-            let mut seen = HashSet::new();
-            context
-                .chunks()
-                .iter()
-                .filter(|c| !state.stated.has(&spawned.agent_id, &c.id()) && seen.insert(c.id()))
-                .cloned()
-                .collect()
-        };
-        let mut run: Vec<EventOn> =
-            run.into_iter().map(|on| EventOn { event: self.prepare(on.event), ..on }).collect();
-        // Redacted and capped when first read: the emitting agent does not pay for its window.
+        let EventOn { pid, agent_id, event } = spawned;
+        // The transition and the spawn are redacted and capped outside the lock; the chunks'
+        // statements cost O(1) each (redacted and capped when first read, `ChunkMessages`), so
+        // which ones the stream still needs is decided under the same lock that writes them.
+        let run: Vec<EventOn> = transition
+            .into_iter()
+            .chain([EventOn { pid: pid.clone(), agent_id: agent_id.clone(), event }])
+            .map(|on| EventOn { event: self.prepare(on.event), ..on })
+            .collect();
         let redactor = Arc::clone(&*self.inner.redactor.read());
-        run.extend(new.iter().map(|chunk| EventOn {
-            pid: spawned.pid.clone(),
-            agent_id: spawned.agent_id.clone(),
-            event: AgentEvent::ContextChunk {
-                chunk: chunk.id(),
-                messages: ChunkMessages::deferred(chunk.shared_items(), Arc::clone(&redactor)),
-            },
-        }));
         let records: Vec<Arc<EventRecord>> = {
             let mut state = self.inner.state.lock();
-            for chunk in &new {
-                state.stated.insert(&spawned.agent_id, chunk.id());
+            let mut records: Vec<Arc<EventRecord>> =
+                run.into_iter().map(|on| self.append(&mut state, &on.pid, &on.agent_id, on.event)).collect();
+            for chunk in context.chunks() {
+                // A chunk the window holds twice is stated once.
+                if state.stated.has(&agent_id, &chunk.id()) {
+                    continue;
+                }
+                state.stated.insert(&agent_id, chunk.id());
+                let messages = ChunkMessages::deferred(chunk.shared_items(), Arc::clone(&redactor));
+                let event = AgentEvent::ContextChunk { chunk: chunk.id(), messages };
+                records.push(self.append(&mut state, &pid, &agent_id, event));
             }
-            run.into_iter().map(|on| self.append(&mut state, &on.pid, &on.agent_id, on.event)).collect()
+            records
         };
         records.iter().for_each(|record| log(record));
         records
