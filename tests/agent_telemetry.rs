@@ -187,6 +187,50 @@ fn the_file_holds_every_record_emitted_from_many_threads_once_the_last_clone_is_
     }
 }
 
+/// The nice value of thread `task` of this process (`/proc/self/task/TASK/stat`, field 19),
+/// or of the calling thread for `thread-self`.
+#[cfg(target_os = "linux")]
+fn nice_of(stat: &std::path::Path) -> Option<i32> {
+    let stat = std::fs::read_to_string(stat).ok()?;
+    // Fields after the name in parentheses start at field 3.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(19 - 3)?.parse().ok()
+}
+
+/// This process's threads named `agent-events`, by task id.
+#[cfg(target_os = "linux")]
+fn event_writers() -> std::collections::BTreeSet<String> {
+    std::fs::read_dir("/proc/self/task")
+        .expect("tasks")
+        .filter_map(Result::ok)
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm")).is_ok_and(|c| c.trim() == "agent-events")
+        })
+        .map(|task| task.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_event_writer_runs_at_a_lower_priority_than_the_emitting_threads() {
+    let mine = nice_of(std::path::Path::new("/proc/thread-self/stat")).expect("this thread's nice value");
+    let before = event_writers();
+    let telemetry = Telemetry::new();
+    telemetry.emit(PID, "agent-0", AgentEvent::MessageSent { to_pid: OTHER_PID.into(), text: "hi".into() });
+    // The writer lowers its priority before it handles anything, so after a flush it has.
+    telemetry.flush();
+    let lowered: Vec<i32> = event_writers()
+        .difference(&before)
+        .filter_map(|task| nice_of(&std::path::Path::new("/proc/self/task").join(task).join("stat")))
+        .collect();
+    // Other tests may start writers at the same time; this telemetry's is among the new ones.
+    assert!(
+        lowered.contains(&(mine + 10).min(19)),
+        "a writer started since at nice {} (this thread: {mine}); new writers: {lowered:?}",
+        (mine + 10).min(19)
+    );
+    drop(telemetry);
+}
+
 #[test]
 fn the_jsonl_file_round_trips_and_appends() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -11,11 +11,13 @@ pub const RECORDS_MAX: usize = 100_000;
 /// 100 000 of them could be gigabytes; 64 MiB keeps thousands of ordinary turns.
 pub const RECORDS_BYTES_MAX: usize = 64 * 1024 * 1024;
 
-/// Records the telemetry's writer thread may fall behind by before `emit` waits for it. The
-/// writer serialises every record one after another, as `emit` once did under its lock; the
-/// bound keeps a swarm that emits faster than that from growing the queue without end. The
-/// queue's slots are allocated when the telemetry is made (some 100 KiB); a fork of a
-/// 100,000-message conversation states its window in about 1,600 records, within it.
+/// Hand-overs the telemetry's writer thread may fall behind by before `emit` waits for it: a
+/// hand-over is one record, or an incarnation's start with the `context_chunk` records it
+/// states (a fork of a 100,000-message conversation states its window in about 1,600 records,
+/// handed over at once). The writer serialises every record one after another, as `emit` once
+/// did under its lock; the bound keeps a swarm that emits faster than that from growing the
+/// queue without end. The queue's slots are allocated when the telemetry is made (some 100
+/// KiB).
 pub const WRITER_QUEUE_MAX: usize = 4096;
 
 /// Records a subscriber may fall behind by before it misses some (it then receives

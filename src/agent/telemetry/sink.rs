@@ -23,8 +23,10 @@ use std::thread::JoinHandle;
 /// [`ChunkMessages`](super::ChunkMessages)): here it is the thread's cost, not the emitting
 /// agent's, so stating a long inherited window does not slow the fork that inherits it.
 /// [`flush`](Self::flusher) waits until every record handed over before it is kept and
-/// written; dropping the sink does what is queued and joins the thread. Handing a record over
-/// waits only when the thread is [`WRITER_QUEUE_MAX`] records behind.
+/// written; dropping the sink does what is queued and joins the thread. Handing records over
+/// waits only when the thread is [`WRITER_QUEUE_MAX`] hand-overs behind. The thread runs at a
+/// lower scheduling priority than the agents (Linux: nice +[`WRITER_NICE`]): on a busy machine
+/// an observer's copy waits for the work it observes, not the other way round.
 ///
 /// Each line is written with a single `write_all` of the whole line (newline included) on an
 /// unbuffered file opened with `O_APPEND`, so concurrent readers see whole lines. Lines reach
@@ -50,8 +52,18 @@ struct Kept {
 
 enum Job {
     Record(Arc<EventRecord>),
+    /// Consecutive records handed over at once (an incarnation's start and the chunks it
+    /// states): one place in the queue and one wake-up of the thread.
+    Records(Vec<Arc<EventRecord>>),
     Flush(mpsc::SyncSender<()>),
 }
+
+/// How much lower than the emitting threads the writer thread runs (a nice value).
+pub(super) const WRITER_NICE: i32 = 10;
+
+/// A line buffer this large is given back after its line is written rather than kept for the
+/// next: lines are mostly a few hundred bytes, a `context_chunk` tens of KiB.
+const LINE_BUFFER_KEEP: usize = 1024 * 1024;
 
 impl Sink {
     /// A sink that keeps records in memory only.
@@ -80,6 +92,7 @@ impl Sink {
             failed: false,
             kept: Arc::clone(&kept),
             dropped: Arc::clone(&dropped),
+            line: Vec::new(),
         };
         let thread = std::thread::Builder::new()
             .name("agent-events".to_string())
@@ -89,11 +102,21 @@ impl Sink {
     }
 
     /// Hands a numbered record to the thread; waits only while the thread is
-    /// [`WRITER_QUEUE_MAX`] records behind.
+    /// [`WRITER_QUEUE_MAX`] hand-overs behind.
     pub(super) fn append(&self, record: Arc<EventRecord>) {
-        let sent = self.queue.as_ref().is_some_and(|queue| queue.send(Job::Record(record)).is_ok());
+        self.hand_over(Job::Record(record), 1);
+    }
+
+    /// Hands consecutive numbered records to the thread at once.
+    pub(super) fn append_all(&self, records: Vec<Arc<EventRecord>>) {
+        let count = records.len() as u64;
+        self.hand_over(Job::Records(records), count);
+    }
+
+    fn hand_over(&self, job: Job, records: u64) {
+        let sent = self.queue.as_ref().is_some_and(|queue| queue.send(job).is_ok());
         if !sent && self.has_file {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+            self.dropped.fetch_add(records, Ordering::Relaxed);
         }
     }
 
@@ -147,13 +170,17 @@ struct Writer {
     failed: bool,
     kept: Arc<Mutex<Kept>>,
     dropped: Arc<AtomicU64>,
+    /// The line being written, its allocation reused from one record to the next.
+    line: Vec<u8>,
 }
 
 impl Writer {
     fn run(&mut self, jobs: mpsc::Receiver<Job>) {
+        lower_priority();
         for job in jobs {
             match job {
                 Job::Record(record) => self.handle(record),
+                Job::Records(records) => records.into_iter().for_each(|record| self.handle(record)),
                 Job::Flush(done) => {
                     let _ = done.send(());
                 }
@@ -163,11 +190,15 @@ impl Writer {
 
     fn handle(&mut self, record: Arc<EventRecord>) {
         // Serialised once, for the file and for the memory copy's byte bound.
-        let line = serde_json::to_vec(&*record);
-        let bytes = line.as_ref().map_or(0, Vec::len);
+        self.line.clear();
+        let line = serde_json::to_writer(&mut self.line, &*record);
+        let bytes = if line.is_ok() { self.line.len() } else { 0 };
         self.keep(Arc::clone(&record), bytes);
         if self.file.is_some() {
             self.write(record.seq, line);
+        }
+        if self.line.capacity() > LINE_BUFFER_KEEP {
+            self.line = Vec::new();
         }
     }
 
@@ -184,15 +215,17 @@ impl Writer {
         kept.bytes = kept.bytes.saturating_add(bytes);
     }
 
-    /// Appends one line. A failure, serialising included, is logged once, then counted.
-    fn write(&mut self, seq: u64, line: Result<Vec<u8>, serde_json::Error>) {
+    /// Appends the line just serialised. A failure, serialising included, is logged once,
+    /// then counted.
+    fn write(&mut self, seq: u64, serialised: Result<(), serde_json::Error>) {
         let Some(file) = self.file.as_mut().filter(|_| !self.failed) else {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        let result = line.map_err(std::io::Error::from).and_then(|mut line| {
+        let line = &mut self.line;
+        let result = serialised.map_err(std::io::Error::from).and_then(|()| {
             line.push(b'\n');
-            file.write_all(&line)?;
+            file.write_all(line)?;
             file.flush()
         });
         if let Err(error) = result {
@@ -205,6 +238,20 @@ impl Writer {
             );
             self.failed = true;
             self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Lowers the calling thread's scheduling priority by [`WRITER_NICE`]. On Linux a nice value
+/// is a thread's own (`setpriority` of the caller applies to the calling thread only); other
+/// systems would lower the whole process, so there the thread keeps its priority. A failure
+/// is logged and otherwise harmless.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let now = rustix::process::getpriority_process(None).unwrap_or(0);
+        if let Err(error) = rustix::process::setpriority_process(None, now.saturating_add(WRITER_NICE)) {
+            tracing::debug!(target: "agentvisor::agent", %error, "the agent event writer keeps its priority");
         }
     }
 }

@@ -29,7 +29,7 @@ use tokio::sync::broadcast;
 /// subscribers and logs it as a `tracing` event with target `agentvisor::agent`. Emitting
 /// never fails and never waits on an observer: a failed file write is logged once and
 /// counted, a subscriber that falls behind misses records (`Lagged`), and the writer is waited
-/// for only when it is [`WRITER_QUEUE_MAX`](super::WRITER_QUEUE_MAX) records behind;
+/// for only when it is [`WRITER_QUEUE_MAX`](super::WRITER_QUEUE_MAX) hand-overs behind;
 /// [`flush`](Telemetry::flush) waits for it.
 #[derive(Clone, Debug)]
 pub struct Telemetry {
@@ -93,18 +93,18 @@ struct StatedChunks {
 }
 
 impl StatedChunks {
-    fn has(&self, agent_id: &str, chunk: &ChunkId) -> bool {
-        self.by_stream.get(agent_id).is_some_and(|set| set.contains(chunk))
-    }
-
-    fn insert(&mut self, agent_id: &str, chunk: ChunkId) {
+    /// Records `chunk` as stated on `agent_id`'s stream: false if it already was.
+    fn insert(&mut self, agent_id: &str, chunk: ChunkId) -> bool {
         if self.ids >= STATED_CHUNKS_MAX {
             self.by_stream.clear();
             self.ids = 0;
         }
-        if self.by_stream.entry(agent_id.to_string()).or_default().insert(chunk) {
-            self.ids += 1;
-        }
+        let new = match self.by_stream.get_mut(agent_id) {
+            Some(set) => set.insert(chunk),
+            None => self.by_stream.insert(agent_id.to_string(), HashSet::from([chunk])).is_none(),
+        };
+        self.ids += usize::from(new);
+        new
     }
 
     /// Forgets a stream that `event` ends.
@@ -185,7 +185,11 @@ impl Telemetry {
         let event = self.prepare(event);
         let record = {
             let mut state = self.inner.state.lock();
-            self.append(&mut state, pid, agent_id, event)
+            let record = self.append(&mut state, pid, agent_id, event);
+            if let Some(sink) = &self.inner.sink {
+                sink.append(Arc::clone(&record));
+            }
+            record
         };
         log(&record);
         record
@@ -223,13 +227,16 @@ impl Telemetry {
                 run.into_iter().map(|on| self.append(&mut state, &on.pid, &on.agent_id, on.event)).collect();
             for chunk in context.chunks() {
                 // A chunk the window holds twice is stated once.
-                if state.stated.has(&agent_id, &chunk.id()) {
+                if !state.stated.insert(&agent_id, chunk.id()) {
                     continue;
                 }
-                state.stated.insert(&agent_id, chunk.id());
                 let messages = ChunkMessages::deferred(chunk.shared_items(), Arc::clone(&redactor));
                 let event = AgentEvent::ContextChunk { chunk: chunk.id(), messages };
                 records.push(self.append(&mut state, &pid, &agent_id, event));
+            }
+            // One hand-over for the whole run: a long window's statements wake the writer once.
+            if let Some(sink) = &self.inner.sink {
+                sink.append_all(records.clone());
             }
             records
         };
@@ -250,9 +257,9 @@ impl Telemetry {
         event
     }
 
-    /// Numbers and stamps a prepared event, hands it to the writer (the memory copy and the
-    /// file) and sends it on the broadcast. Called under the state lock, so both are in seq
-    /// order.
+    /// Numbers and stamps a prepared event and sends it on the broadcast. Called under the
+    /// state lock, which the caller holds until it has handed the record to the writer (the
+    /// memory copy and the file), so both are in seq order.
     fn append(&self, state: &mut State, pid: &str, agent_id: &str, event: AgentEvent) -> Arc<EventRecord> {
         let at_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -263,9 +270,6 @@ impl Telemetry {
         state.stated.observe(agent_id, &event);
         let record = EventRecord { seq, at_ms, pid: pid.to_string(), agent_id: agent_id.to_string(), event };
         let record = Arc::new(record);
-        if let Some(sink) = &self.inner.sink {
-            sink.append(Arc::clone(&record));
-        }
         // Sent under the lock so subscribers receive records in seq order; `send` never
         // waits. No subscriber is not an error.
         let _ = self.inner.tx.send(Arc::clone(&record));
