@@ -11,9 +11,10 @@
 //! it starts.
 //!
 //! `DURABLE_SPAWN_ONCE=SPAWNERS:COUNT` runs one measurement of COUNT spawns by SPAWNERS
-//! spawners (0: the baseline; `floorN`: the ractor floor with N spawners) and prints its time instead of running criterion, so that a syscall counter
-//! (`perf stat -e 'syscalls:sys_enter_f*sync'`) around two such runs of different COUNT gives
-//! the commits' fsyncs per spawn from their difference.
+//! spawners (0: the baseline; `floorN`: the ractor floor with N spawners) and prints its time
+//! instead of running criterion, so that a syscall counter (`perf stat -e
+//! 'syscalls:sys_enter_f*sync'`) around two such runs of different COUNT gives the commits'
+//! fsyncs per spawn from their difference.
 
 mod common;
 
@@ -94,10 +95,12 @@ async fn ractor_floor(spawners: usize, iters: u64) -> Duration {
         children.extend(t.await.expect("spawner"));
     }
     let elapsed = start.elapsed().mul_f64(iters as f64 / (per * spawners as u64) as f64);
+    for child in children {
+        child.stop(None);
+    }
     for supervisor in supervisors {
         supervisor.stop_and_wait(None, None).await.expect("stop");
     }
-    drop(children);
     elapsed
 }
 
