@@ -31,13 +31,15 @@ fn range(n: usize) -> Vec<u32> {
 }
 
 /// A store that counts what a snapshot asks of it: chunk puts, link puts (a link record
-/// begins with `AVLK`, see `docs/windows.md`) and lookups.
+/// begins with `AVLK`, see `docs/windows.md`) and lookups, and keeps what each `put_all` call
+/// held, as "chunk" and "link".
 #[derive(Default)]
 struct CountingStore {
     inner: MemoryChunkStore,
     puts: Cell<usize>,
     link_puts: Cell<usize>,
     lookups: Cell<usize>,
+    put_alls: std::cell::RefCell<Vec<Vec<&'static str>>>,
 }
 
 impl CountingStore {
@@ -55,13 +57,27 @@ impl CountingStore {
     fn take_lookups(&self) -> usize {
         self.lookups.replace(0)
     }
+
+    /// What each `put_all` since the last call held.
+    fn take_put_alls(&self) -> Vec<Vec<&'static str>> {
+        self.put_alls.take()
+    }
+}
+
+fn is_link(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"AVLK")
 }
 
 impl ChunkStore for CountingStore {
     fn put(&self, id: ChunkId, bytes: Vec<u8>) -> Result<(), ChunkStoreError> {
-        let counter = if bytes.starts_with(b"AVLK") { &self.link_puts } else { &self.puts };
+        let counter = if is_link(&bytes) { &self.link_puts } else { &self.puts };
         counter.set(counter.get() + 1);
         self.inner.put(id, bytes)
+    }
+    fn put_all(&self, records: Vec<(ChunkId, Vec<u8>)>) -> Result<(), ChunkStoreError> {
+        let kinds = records.iter().map(|(_, bytes)| if is_link(bytes) { "link" } else { "chunk" }).collect();
+        self.put_alls.borrow_mut().push(kinds);
+        records.into_iter().try_for_each(|(id, bytes)| self.put(id, bytes))
     }
     fn get(&self, id: &ChunkId) -> Result<Option<Vec<u8>>, ChunkStoreError> {
         self.inner.get(id)
@@ -239,6 +255,25 @@ fn a_cut_past_the_end_is_refused_and_changes_nothing() {
         Err(WindowError::PrefixTooLong { requested: C + 3, len: C + 2 })
     );
     assert_eq!(items(&window), before);
+}
+
+/// A snapshot hands the store everything it lacks in one call, oldest first, each chunk
+/// before the link that names it, so that a durable store commits a snapshot once.
+#[test]
+fn a_snapshot_puts_what_the_store_lacks_in_one_call() {
+    let store = CountingStore::default();
+    let mut window = window_of(range(3 * C + 5));
+    let first = window.snapshot(&store).expect("snapshot");
+    assert_eq!(store.take_put_alls(), vec![vec!["chunk", "link", "chunk", "link", "chunk", "link"]]);
+    window.snapshot(&store).expect("snapshot");
+    assert!(store.take_put_alls().is_empty(), "an unchanged window asks for nothing to be stored");
+    for i in 0..C as u32 {
+        window.push(i).expect("push");
+    }
+    let second = window.snapshot(&store).expect("snapshot");
+    assert_eq!(store.take_put_alls(), vec![vec!["chunk", "link"]]);
+    assert_eq!(Window::restore(second, &store.inner).expect("restore"), window);
+    assert_eq!(first.chunk_count(), 3);
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! `SqliteChunkStore` through the public surface: a window survives closing and reopening the
-//! file, a fork's snapshot writes only its new chunks, a damaged row is refused on restore, and
+//! `SqliteChunkStore` through the public surface: puts (one by one and `put_all`) follow the
+//! store contract, a window survives closing and reopening the file, a fork's snapshot writes
+//! only its new chunks, a damaged row is refused on restore, and
 //! a file from a newer build is refused at open, a file of the previous schema is migrated;
 //! and the same window through the PostgreSQL chunk store.
 //!
@@ -178,6 +179,21 @@ fn a_damaged_row_is_refused_on_restore() {
     }
 }
 
+/// `put_all` stores every record, one already stored and one given twice included, and an
+/// empty call stores nothing.
+fn put_all_follows_the_contract(store: &dyn ChunkStore) {
+    let records: Vec<Vec<u8>> = ["first", "second", "third"].iter().map(|t| t.as_bytes().to_vec()).collect();
+    let ids: Vec<_> = records.iter().map(|bytes| agentvisor::agent::window::ChunkId::of(bytes)).collect();
+    store.put(ids[0], records[0].clone()).expect("put");
+    let mut batch: Vec<_> = ids.iter().copied().zip(records.iter().cloned()).collect();
+    batch.push((ids[2], records[2].clone()));
+    store.put_all(batch).expect("put_all");
+    for (id, bytes) in ids.iter().zip(&records) {
+        assert_eq!(store.get(id).expect("get").as_ref(), Some(bytes), "{id} is stored");
+    }
+    store.put_all(Vec::new()).expect("an empty put_all");
+}
+
 #[test]
 fn on_postgres_a_window_survives_reopening_and_puts_follow_the_contract() {
     let Some(url) = pg_server::fresh_database() else { return };
@@ -198,6 +214,7 @@ fn on_postgres_a_window_survives_reopening_and_puts_follow_the_contract() {
     store.put(id, chunk.clone()).expect("a second put of the same chunk is fine");
     assert!(store.contains(&id).expect("contains"));
     assert_eq!(store.get(&id).expect("get"), Some(chunk));
+    put_all_follows_the_contract(&store);
 }
 
 #[test]
@@ -213,6 +230,8 @@ fn put_get_and_contains_follow_the_contract() {
     assert!(store.contains(&id).expect("contains"));
     assert_eq!(store.get(&id).expect("get"), Some(bytes));
     assert_eq!(store.record_count().expect("count"), 1);
+    put_all_follows_the_contract(&store);
+    assert_eq!(store.record_count().expect("count"), 4);
 }
 
 #[test]

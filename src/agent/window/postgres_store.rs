@@ -34,6 +34,29 @@ pub struct PostgresChunkStore {
     session: PostgresSession,
 }
 
+/// Inserts every record (one already stored is left as it is: same id, same bytes) and
+/// commits once; nothing is stored if any insert or the commit fails.
+fn put_in_one_transaction(
+    client: &mut postgres::Client,
+    records: Vec<(ChunkId, Vec<u8>)>,
+) -> Result<(), ChunkStoreError> {
+    let Some(first) = records.first().map(|(id, _)| *id) else { return Ok(()) };
+    let mut transaction = client.transaction().map_err(|e| backend(&format!("put chunk {first}"), &e))?;
+    for (id, bytes) in records {
+        debug_assert_eq!(ChunkId::of(&bytes), id, "a chunk is put under the hash of its bytes");
+        transaction
+            .execute(
+                "INSERT INTO window_chunks (id, bytes) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
+                &[&id.as_bytes().as_slice(), &bytes],
+            )
+            .map_err(|e| backend(&format!("put chunk {id}"), &e))?;
+    }
+    // Dropping an uncommitted transaction rolls it back.
+    transaction
+        .commit()
+        .map_err(|e| backend(&format!("commit chunk {first} and the rest of its snapshot"), &e))
+}
+
 fn backend(what: &str, error: &postgres::Error) -> ChunkStoreError {
     ChunkStoreError::Backend { message: format!("failed to {what}: {}", describe(error)) }
 }
@@ -72,7 +95,11 @@ impl PostgresChunkStore {
 
 impl ChunkStore for PostgresChunkStore {
     fn put(&self, id: ChunkId, bytes: Vec<u8>) -> Result<(), ChunkStoreError> {
-        debug_assert_eq!(ChunkId::of(&bytes), id, "a chunk is put under the hash of its bytes");
+        self.put_all(vec![(id, bytes)])
+    }
+
+    /// One transaction for all of `records`.
+    fn put_all(&self, records: Vec<(ChunkId, Vec<u8>)>) -> Result<(), ChunkStoreError> {
         self.session.with(closed, |client, failed| {
             if let Some(message) = failed {
                 return Err(ChunkStoreError::Backend {
@@ -81,18 +108,8 @@ impl ChunkStore for PostgresChunkStore {
                     ),
                 });
             }
-            let result = client.execute(
-                "INSERT INTO window_chunks (id, bytes) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
-                &[&id.as_bytes().as_slice(), &bytes],
-            );
-            match result {
-                Ok(_) => Ok(()),
-                Err(e) => {
-                    let error = backend(&format!("put chunk {id}"), &e);
-                    *failed = Some(error.to_string());
-                    Err(error)
-                }
-            }
+            let written = put_in_one_transaction(client, records);
+            written.inspect_err(|error| *failed = Some(error.to_string()))
         })
     }
 

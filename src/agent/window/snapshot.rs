@@ -190,7 +190,9 @@ impl<M: Clone + Serialize> Window<M> {
             }
             unstored.push((chunk, link));
         }
-        // Oldest first, each chunk before its link and each link after the one it names.
+        // Oldest first, each chunk before its link and each link after the one it names, all
+        // put at once (a durable store commits them together).
+        let mut puts = Vec::with_capacity(2 * unstored.len());
         let mut prev = stored;
         for (chunk, link_id) in unstored.into_iter().rev() {
             let (chunk_id, _) = identify(chunk)?;
@@ -199,12 +201,15 @@ impl<M: Clone + Serialize> Window<M> {
                     Some(at) => encoded.swap_remove(at).1,
                     None => encode(chunk)?,
                 };
-                store.put(chunk_id, bytes)?;
+                puts.push((chunk_id, bytes));
             }
             let bytes = link::encode(chunk_id, prev);
             debug_assert_eq!(ChunkId::of(&bytes), link_id, "a link's id is the hash of its bytes");
-            store.put(link_id, bytes)?;
+            puts.push((link_id, bytes));
             prev = Some(link_id);
+        }
+        if !puts.is_empty() {
+            store.put_all(puts)?;
         }
         let tail = self.contents.tail.clone();
         debug_assert!(tail.len() < CHUNK_ITEMS_MAX, "checked again by restore");

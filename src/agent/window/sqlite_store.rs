@@ -134,13 +134,38 @@ impl SqliteChunkStore {
     }
 }
 
+/// Inserts every record (one already stored is left as it is: same id, same bytes) and
+/// commits once; nothing is stored if any insert or the commit fails.
+fn put_in_one_transaction(
+    conn: &Connection,
+    records: Vec<(ChunkId, Vec<u8>)>,
+) -> Result<(), ChunkStoreError> {
+    let Some(first) = records.first().map(|(id, _)| *id) else { return Ok(()) };
+    let transaction = conn.unchecked_transaction().map_err(|e| backend(&format!("put chunk {first}"), &e))?;
+    for (id, bytes) in records {
+        debug_assert_eq!(ChunkId::of(&bytes), id, "a chunk is put under the hash of its bytes");
+        transaction
+            .prepare_cached("INSERT OR IGNORE INTO window_chunks (id, bytes) VALUES (?1, ?2)")
+            .and_then(|mut statement| statement.execute(params![id.as_bytes().as_slice(), bytes]))
+            .map_err(|e| backend(&format!("put chunk {id}"), &e))?;
+    }
+    // Dropping an uncommitted transaction rolls it back.
+    transaction
+        .commit()
+        .map_err(|e| backend(&format!("commit chunk {first} and the rest of its snapshot"), &e))
+}
+
 fn backend(what: &str, error: &rusqlite::Error) -> ChunkStoreError {
     ChunkStoreError::Backend { message: format!("failed to {what}: {error}") }
 }
 
 impl ChunkStore for SqliteChunkStore {
     fn put(&self, id: ChunkId, bytes: Vec<u8>) -> Result<(), ChunkStoreError> {
-        debug_assert_eq!(ChunkId::of(&bytes), id, "a chunk is put under the hash of its bytes");
+        self.put_all(vec![(id, bytes)])
+    }
+
+    /// One transaction, so one fsync, for all of `records`.
+    fn put_all(&self, records: Vec<(ChunkId, Vec<u8>)>) -> Result<(), ChunkStoreError> {
         let mut state = self.state.lock();
         if let Some(message) = &state.failed {
             return Err(ChunkStoreError::Backend {
@@ -149,18 +174,8 @@ impl ChunkStore for SqliteChunkStore {
                 ),
             });
         }
-        let result = state
-            .conn
-            .prepare_cached("INSERT OR IGNORE INTO window_chunks (id, bytes) VALUES (?1, ?2)")
-            .and_then(|mut statement| statement.execute(params![id.as_bytes().as_slice(), bytes]));
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                let error = backend(&format!("put chunk {id}"), &e);
-                state.failed = Some(error.to_string());
-                Err(error)
-            }
-        }
+        let written = put_in_one_transaction(&state.conn, records);
+        written.inspect_err(|error| state.failed = Some(error.to_string()))
     }
 
     fn get(&self, id: &ChunkId) -> Result<Option<Vec<u8>>, ChunkStoreError> {

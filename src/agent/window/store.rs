@@ -33,6 +33,13 @@ pub trait ChunkStore {
     /// Stores `bytes` under `id`.
     fn put(&self, id: ChunkId, bytes: Vec<u8>) -> Result<(), ChunkStoreError>;
 
+    /// Stores each `(id, bytes)` of `records` as [`put`](Self::put) does. A durable store
+    /// writes them in one transaction (one commit for a snapshot's new chunks and links, not
+    /// one each); this default puts them one by one. Either way, on `Ok` every one is stored.
+    fn put_all(&self, records: Vec<(ChunkId, Vec<u8>)>) -> Result<(), ChunkStoreError> {
+        records.into_iter().try_for_each(|(id, bytes)| self.put(id, bytes))
+    }
+
     /// The bytes stored under `id`, or `None`.
     fn get(&self, id: &ChunkId) -> Result<Option<Vec<u8>>, ChunkStoreError>;
 
