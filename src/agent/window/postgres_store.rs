@@ -54,7 +54,7 @@ fn put_in_one_transaction(
     // Dropping an uncommitted transaction rolls it back.
     transaction
         .commit()
-        .map_err(|e| backend(&format!("commit chunk {first} and the rest of its snapshot"), &e))
+        .map_err(|e| backend(&format!("commit chunk {first} and the records put with it"), &e))
 }
 
 fn backend(what: &str, error: &postgres::Error) -> ChunkStoreError {
