@@ -257,8 +257,6 @@ fn describe(what: &str, texts: &[&str]) -> String {
 /// a turn is returned, so a failed expectation is reported again if asked again.
 #[derive(Debug)]
 pub struct ScriptedBrain {
-    /// The script's length.
-    turns: usize,
     cursor: Mutex<Cursor>,
 }
 
@@ -273,8 +271,7 @@ struct Cursor {
 impl ScriptedBrain {
     /// A brain at the start of `script`.
     pub fn new(script: Script) -> ScriptedBrain {
-        let turns = script.turns.len();
-        ScriptedBrain { turns, cursor: Mutex::new(Cursor { played: 0, ahead: script.turns.into() }) }
+        ScriptedBrain { cursor: Mutex::new(Cursor { played: 0, ahead: script.turns.into() }) }
     }
 
     /// How many turns were played.
@@ -292,13 +289,14 @@ impl ScriptedBrain {
         // The lock is held only for this synchronous step, never across an await.
         let mut cursor = self.cursor.lock().unwrap_or_else(PoisonError::into_inner);
         let index = cursor.played;
-        let Some(scripted) = cursor.ahead.front() else {
-            return Err(BrainError::ScriptExhausted { turns: self.turns });
-        };
-        scripted.expect.check(index, request)?;
         let Some(scripted) = cursor.ahead.pop_front() else {
-            return Err(BrainError::ScriptExhausted { turns: self.turns });
+            return Err(BrainError::ScriptExhausted { turns: index });
         };
+        if let Err(failed) = scripted.expect.check(index, request) {
+            // Not played: asked again, it is checked again.
+            cursor.ahead.push_front(scripted);
+            return Err(failed);
+        }
         cursor.played = index + 1;
         drop(cursor);
         let finish = scripted.finish.clone();

@@ -5,7 +5,6 @@ use super::event::{AgentEvent, CallRecord};
 use crate::agent::brain::{AssistantMessage, Message};
 use crate::agent::limits::EVENT_FIELD_CHARS_MAX;
 use serde_json::Value;
-use std::sync::Arc;
 
 /// `text` cut to `max` characters, ending with `… [N chars cut]` when it was longer.
 pub fn cap_text(text: &str, max: usize) -> String {
@@ -65,7 +64,7 @@ impl CallRecord {
 }
 
 /// Whether [`bound_message`] would leave `message` as it is.
-fn message_fits(message: &Message) -> bool {
+pub(super) fn message_fits(message: &Message) -> bool {
     let max = EVENT_FIELD_CHARS_MAX;
     match message {
         Message::User { text } | Message::Note { text } | Message::Tool { text, .. } => text_fits(text, max),
@@ -76,20 +75,9 @@ fn message_fits(message: &Message) -> bool {
     }
 }
 
-/// `messages` with each text capped (as [`bound_message`] does): the same slice, shared, when
-/// every message is within the cap; a copy otherwise.
-pub(super) fn bound_messages(messages: Arc<[Message]>) -> Arc<[Message]> {
-    if messages.iter().all(message_fits) {
-        return messages;
-    }
-    let mut owned = messages.to_vec();
-    owned.iter_mut().for_each(bound_message);
-    owned.into()
-}
-
 /// Caps each text of a window message a context re-states: a text, a tool result, a call's
 /// arguments (as [`cap_value`] does).
-fn bound_message(message: &mut Message) {
+pub(super) fn bound_message(message: &mut Message) {
     let max = EVENT_FIELD_CHARS_MAX;
     match message {
         Message::User { text } | Message::Note { text } | Message::Tool { text, .. } => {

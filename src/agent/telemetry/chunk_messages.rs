@@ -1,6 +1,6 @@
 //! `ChunkMessages`: a stated chunk's messages, redacted and capped when first read.
 
-use super::bound::bound_messages;
+use super::bound::{bound_message, message_fits};
 use super::redact::Redactor;
 use crate::agent::brain::Message;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -41,12 +41,7 @@ impl ChunkMessages {
     /// These messages, to be redacted by `redactor` (as well) when first read: redaction
     /// still comes before the cap.
     pub(super) fn redacted_by(&self, redactor: Arc<Redactor>) -> ChunkMessages {
-        let raw = Arc::clone(&self.0.raw);
-        let raw = match &self.0.redactor {
-            Some(earlier) => earlier.redact_messages(raw),
-            None => raw,
-        };
-        ChunkMessages::deferred(raw, redactor)
+        ChunkMessages::deferred(self.redacted(), redactor)
     }
 
     /// The messages as observers read them, shared.
@@ -59,16 +54,36 @@ impl ChunkMessages {
         self.0.raw.len()
     }
 
+    /// Redacted, then capped: so that a cut never leaves the start of a secret.
     fn prepared(&self) -> &Arc<[Message]> {
-        self.0.done.get_or_init(|| {
-            let raw = Arc::clone(&self.0.raw);
-            let redacted = match &self.0.redactor {
-                Some(redactor) => redactor.redact_messages(raw),
-                None => raw,
-            };
-            bound_messages(redacted)
-        })
+        self.0.done.get_or_init(|| changed(self.redacted(), message_fits, bound_message))
     }
+
+    /// The raw messages with this statement's secrets taken out, not capped.
+    fn redacted(&self) -> Arc<[Message]> {
+        let raw = Arc::clone(&self.0.raw);
+        match &self.0.redactor {
+            Some(redactor) if !redactor.is_empty() => {
+                changed(raw, |m| !redactor.message_holds_secret(m), |m| redactor.redact_message(m))
+            }
+            _ => raw,
+        }
+    }
+}
+
+/// `messages` with `change` applied to each: the same slice, shared, when every message is
+/// `unchanged` already; a copy otherwise.
+fn changed(
+    messages: Arc<[Message]>,
+    unchanged: impl Fn(&Message) -> bool,
+    change: impl FnMut(&mut Message),
+) -> Arc<[Message]> {
+    if messages.iter().all(unchanged) {
+        return messages;
+    }
+    let mut owned = messages.to_vec();
+    owned.iter_mut().for_each(change);
+    owned.into()
 }
 
 impl Deref for ChunkMessages {

@@ -75,17 +75,6 @@ impl Redactor {
         }
     }
 
-    /// `messages` with every secret redacted: the same slice, shared, when none holds one; a
-    /// copy otherwise.
-    pub(super) fn redact_messages(&self, messages: Arc<[Message]>) -> Arc<[Message]> {
-        if self.is_empty() || !messages.iter().any(|m| self.message_holds_secret(m)) {
-            return messages;
-        }
-        let mut owned = messages.to_vec();
-        owned.iter_mut().for_each(|m| self.redact_message(m));
-        owned.into()
-    }
-
     /// Redacts every text field of `event`, in place.
     pub fn apply(&self, event: &mut AgentEvent) {
         if self.is_empty() {
@@ -180,7 +169,7 @@ impl Redactor {
     }
 
     /// Whether [`Self::redact_message`] would change `message`.
-    fn message_holds_secret(&self, message: &Message) -> bool {
+    pub(super) fn message_holds_secret(&self, message: &Message) -> bool {
         let text = |t: &str| self.holds_secret(t);
         match message {
             Message::User { text: t } | Message::Note { text: t } => text(t),
@@ -205,7 +194,7 @@ impl Redactor {
         }
     }
 
-    fn redact_message(&self, message: &mut Message) {
+    pub(super) fn redact_message(&self, message: &mut Message) {
         match message {
             Message::User { text } | Message::Note { text } => self.redact_in_place(text),
             Message::Tool { tool_call_id, text } => {

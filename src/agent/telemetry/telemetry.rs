@@ -247,12 +247,7 @@ impl Telemetry {
     /// Redaction, then the cap: so that a cut never leaves the start of a secret. A chunk's
     /// messages are prepared the same way when first read ([`ChunkMessages`]).
     fn prepare(&self, mut event: AgentEvent) -> AgentEvent {
-        let redactor = Arc::clone(&*self.inner.redactor.read());
-        if let AgentEvent::ContextChunk { messages, .. } = &mut event {
-            *messages = messages.redacted_by(redactor);
-            return event;
-        }
-        redactor.apply(&mut event);
+        self.inner.redactor.read().apply(&mut event);
         event.bound();
         event
     }

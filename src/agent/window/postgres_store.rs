@@ -101,12 +101,8 @@ impl ChunkStore for PostgresChunkStore {
     /// One transaction for all of `records`.
     fn put_all(&self, records: Vec<(ChunkId, Vec<u8>)>) -> Result<(), ChunkStoreError> {
         self.session.with(closed, |client, failed| {
-            if let Some(message) = failed {
-                return Err(ChunkStoreError::Backend {
-                    message: format!(
-                        "the chunk store refuses writes after an earlier failure ({message}); reopen it"
-                    ),
-                });
+            if let Some(cause) = failed {
+                return Err(ChunkStoreError::after_failure(cause));
             }
             let written = put_in_one_transaction(client, records);
             written.inspect_err(|error| *failed = Some(error.to_string()))

@@ -167,12 +167,8 @@ impl ChunkStore for SqliteChunkStore {
     /// One transaction, so one fsync, for all of `records`.
     fn put_all(&self, records: Vec<(ChunkId, Vec<u8>)>) -> Result<(), ChunkStoreError> {
         let mut state = self.state.lock();
-        if let Some(message) = &state.failed {
-            return Err(ChunkStoreError::Backend {
-                message: format!(
-                    "the chunk store refuses writes after an earlier failure ({message}); reopen it"
-                ),
-            });
+        if let Some(cause) = &state.failed {
+            return Err(ChunkStoreError::after_failure(cause));
         }
         let written = put_in_one_transaction(&state.conn, records);
         written.inspect_err(|error| state.failed = Some(error.to_string()))

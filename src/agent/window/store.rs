@@ -16,6 +16,15 @@ pub enum ChunkStoreError {
     },
 }
 
+impl ChunkStoreError {
+    /// A durable store's refusal of every write after its first failed one (`cause`).
+    pub(super) fn after_failure(cause: &str) -> ChunkStoreError {
+        ChunkStoreError::Backend {
+            message: format!("the chunk store refuses writes after an earlier failure ({cause}); reopen it"),
+        }
+    }
+}
+
 /// A content-addressed map from [`ChunkId`] to encoded chunk bytes.
 ///
 /// Contract, which [`Window::snapshot`](super::Window::snapshot) and
