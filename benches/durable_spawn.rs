@@ -94,7 +94,7 @@ async fn ractor_floor(spawners: usize, iters: u64) -> Duration {
     for t in tasks {
         children.extend(t.await.expect("spawner"));
     }
-    let elapsed = start.elapsed().mul_f64(iters as f64 / (per * spawners as u64) as f64);
+    let elapsed = common::scaled(start.elapsed(), iters, per * spawners as u64);
     for child in children {
         child.stop(None);
     }

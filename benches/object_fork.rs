@@ -129,7 +129,7 @@ async fn launches(rt: &Runtime, parent: Pid, how: &Launch, expected_roots: usize
         assert_eq!(roots, expected_roots, "the child's view has its goal and the selected roots");
         reap(rt, parent, child).await;
     }
-    total.mul_f64(iters as f64 / timed as f64)
+    common::scaled(total, iters, timed)
 }
 
 /// What collected children leave behind in the object space.

@@ -89,12 +89,17 @@ pub async fn spawn_concurrently(rt: Runtime, spawners: usize, iters: u64) -> std
     for t in tasks {
         t.await.expect("spawner");
     }
-    // Scale to the requested iteration count (rounding up gave each spawner `per`).
-    let elapsed = start.elapsed().mul_f64(iters as f64 / (per * spawners as u64) as f64);
+    let elapsed = scaled(start.elapsed(), iters, per * spawners as u64);
     if let Ok(rt) = std::sync::Arc::try_unwrap(rt) {
         rt.shutdown().await.expect("shutdown");
     }
     elapsed
+}
+
+/// `elapsed` for `done` iterations scaled to `iters` (rounding up gave each of several
+/// spawners the same share, so `done` may exceed `iters`).
+pub fn scaled(elapsed: std::time::Duration, iters: u64, done: u64) -> std::time::Duration {
+    elapsed.mul_f64(iters as f64 / done as f64)
 }
 
 /// Waits (blocking) as `parent` for `child`.
