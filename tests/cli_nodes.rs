@@ -3,7 +3,10 @@
 //! the tree with nothing replayed, an owner that was frozen while another claimed the store is
 //! fenced when it wakes, a node standing by claims at once when the owner stops cleanly, and a
 //! console in a directory of its own follows the tree through the database's commit
-//! notifications.
+//! notifications. Nodes on different shards of one database serve at once: trees go to the
+//! least-loaded, host actions reach the node holding the process, a blocking receive made
+//! through the database is woken by a send made through it, and a shard whose owner was
+//! SIGKILLed is claimed by the node standing by for it.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -393,4 +396,195 @@ fn a_host_request_taken_by_an_owner_that_died_is_not_run_again_by_the_next() {
     assert_eq!(answer(fresh), serde_json::json!({ "result": null }));
     b.signal("-TERM");
     assert_eq!(b.finish().0, Some(0));
+}
+
+/// Three runtimes on one database: nodes a and b serve shards of their own, c stands by for
+/// a's. Trees go to the least-loaded served shard; a host signal sent from a directory of its
+/// own reaches the node running the process; and when a is SIGKILLed, c claims its shard while
+/// b's goes on untouched.
+#[test]
+fn nodes_serve_shards_of_one_database_and_trees_go_to_the_least_loaded() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let client = work.path().join("client");
+    let data = work.path().join("data");
+    cli_support::make_tree(&data, 2, 3);
+    let tree = 1 + 2 + 2 * 3;
+
+    let mut a = node(work.path(), &url, "a", 2_000, &["--shard", "s1"]);
+    a.wait_for("node a serving");
+    let mut b = node(work.path(), &url, "b", 2_000, &["--shard", "s2"]);
+    b.wait_for("node b serving");
+    let mut c = node(work.path(), &url, "c", 2_000, &["--shard", "s1"]);
+    c.wait_for("node c standing by: node a owns shard s1");
+
+    // Both shards are empty: the first by name takes the first tree; then the other is the
+    // least loaded.
+    for expected in ["placed on node a", "placed on node b"] {
+        let demo = cli_support::agentvisor(
+            &client,
+            &["--store", &url, "demo", "--place", "least-loaded", data.to_str().expect("utf-8")],
+        );
+        let stderr = text(&demo.stderr);
+        assert_eq!(demo.status.code(), Some(0), "{stderr}\n{}", text(&demo.stdout));
+        assert!(stderr.contains(expected), "{stderr}");
+    }
+    let listed = shards(&client, &url);
+    let by_name = |name: &str| {
+        listed.iter().find(|s| s["shard"] == name).cloned().unwrap_or_else(|| panic!("no {name}: {listed:?}"))
+    };
+    assert_eq!(by_name("s1")["node"], "a", "{listed:?}");
+    assert_eq!(by_name("s2")["node"], "b", "{listed:?}");
+    assert_eq!(by_name("s1")["processes"], tree, "{listed:?}");
+    assert_eq!(by_name("s2")["processes"], tree, "{listed:?}");
+    assert!(listed.iter().all(|s| s["shard"] != "main"), "no command used the main shard: {listed:?}");
+
+    // A root that stays live on b's shard, launched through the database; then signalled by a
+    // command that names only its pid.
+    let shard = agentvisor::actors::store::shard_url(&url, "s2").expect("a shard URL");
+    let root = agentvisor::control::RootRequest {
+        goal: "wait".to_string(),
+        image: agentvisor::images::PUPPET_IMAGE.into(),
+        cwd: client.display().to_string(),
+        capabilities: Vec::new(),
+        budget: Default::default(),
+        launch_key: None,
+    };
+    let request = agentvisor::control::protocol::Request::SpawnRoot { root };
+    let answer = tokio::runtime::Runtime::new()
+        .expect("a runtime")
+        .block_on(agentvisor::control::database::request(&shard, &request))
+        .expect("node b launches the root");
+    let pid = answer["pid"].as_str().expect("a pid").to_string();
+    let signal = cli_support::agentvisor(&client, &["--store", &url, "signal", &pid, "terminate"]);
+    assert_eq!(signal.status.code(), Some(0), "{}", text(&signal.stderr));
+    let inspect = cli_support::agentvisor(&client, &["--store", &url, "inspect", &pid, "--json"]);
+    assert_eq!(inspect.status.code(), Some(0), "{}", text(&inspect.stderr));
+    let row: serde_json::Value = serde_json::from_slice(&inspect.stdout).expect("json");
+    assert_eq!(row["process"]["status"], "killed", "{row}");
+    assert_eq!(shards(&client, &url).iter().find(|s| s["shard"] == "s2").expect("s2")["processes"], tree + 1);
+
+    // a dies: c claims s1; b keeps s2 at the fence it had.
+    a.child.kill().expect("SIGKILL node a");
+    assert_eq!(a.finish().0, None);
+    c.wait_for("node c owns shard s1");
+    c.wait_for("node c serving");
+    let listed = shards(&client, &url);
+    let by_name = |name: &str| listed.iter().find(|s| s["shard"] == name).cloned().expect("listed");
+    assert_eq!(
+        (by_name("s1")["node"].clone(), by_name("s1")["fence"].clone()),
+        ("c".into(), 2.into()),
+        "{listed:?}"
+    );
+    assert_eq!(
+        (by_name("s2")["node"].clone(), by_name("s2")["fence"].clone()),
+        ("b".into(), 1.into()),
+        "{listed:?}"
+    );
+    let ps = cli_support::agentvisor(&client, &["--store", &url, "--shard", "s1", "ps", "--all"]);
+    assert!(text(&ps.stderr).contains("showing shard s1; other shards: s2"), "{}", text(&ps.stderr));
+    assert!(text(&ps.stderr).contains("node c owns shard s1 (fence 2"), "{}", text(&ps.stderr));
+    let ps = cli_support::agentvisor(&client, &["--store", &url, "--shard", "s1", "ps", "--all", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
+    cli_support::assert_each_launched_once_and_exited(rows.as_array().expect("rows"), tree, "shard s1");
+
+    for running in [b, c] {
+        running.signal("-TERM");
+        let (code, lines) = running.finish();
+        assert_eq!(code, Some(0), "{lines}");
+    }
+}
+
+/// `agentvisor shards --json` run in `dir`.
+fn shards(dir: &Path, url: &str) -> Vec<serde_json::Value> {
+    let out = cli_support::agentvisor(dir, &["--store", url, "shards", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn a_shard_needs_a_postgres_store_and_a_usable_name() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let out = cli_support::agentvisor(work.path(), &["--shard", "s1", "ps"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("pass --store"), "{}", text(&out.stderr));
+    let out = cli_support::agentvisor(work.path(), &["--store", "postgres://u@h/db", "--shard", "S-1", "ps"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("lowercase letters"), "{}", text(&out.stderr));
+}
+
+/// A host acting as processes through the database: a blocking receive made as a child on
+/// node b waits there, holds up no other request to b, and is woken by its parent's send made
+/// from another directory through the database.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_blocking_receive_through_the_database_is_woken_by_a_send_through_it() {
+    use agentvisor::control::database::{Changes, request};
+    use agentvisor::control::protocol::Request;
+    let Some(url) = pg_server::fresh_database() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let b = tokio::task::block_in_place(|| {
+        let mut b = node(work.path(), &url, "b", 2_000, &["--shard", "s2"]);
+        b.wait_for("node b serving");
+        b
+    });
+    let shard = agentvisor::actors::store::shard_url(&url, "s2").expect("a shard URL");
+    let spawn = agentvisor::actors::kernel::capability::CapabilityRequest {
+        resource: "process:spawn".into(),
+        rights: agentvisor::actors::kernel::capability::Rights::EXECUTE,
+        constraints: Default::default(),
+        delegable: true,
+    };
+    let root = agentvisor::control::RootRequest {
+        goal: "parent".to_string(),
+        image: agentvisor::images::PUPPET_IMAGE.into(),
+        cwd: work.path().display().to_string(),
+        capabilities: vec![spawn],
+        budget: Default::default(),
+        launch_key: None,
+    };
+    let launched = request(&shard, &Request::SpawnRoot { root }).await.expect("b launches the parent");
+    let parent: agentvisor::actors::Pid = launched["pid"].as_str().expect("pid").parse().expect("a pid");
+    let call = |pid, tool: &str, args: serde_json::Value| Request::Call { pid, tool: tool.to_string(), args };
+    let spawned =
+        request(&shard, &call(parent, "spawn_child_process", serde_json::json!({"goal": "listen"})))
+            .await
+            .expect("b spawns the child");
+    let child: agentvisor::actors::Pid = spawned["pid"].as_str().expect("pid").parse().expect("a pid");
+
+    let mut commits = Changes::listen(&shard).await.expect("listens for the shard's commits");
+    let receive = {
+        let (shard, request_) =
+            (shard.clone(), call(child, "receive_process_messages", serde_json::json!({"block": true})));
+        tokio::spawn(async move { request(&shard, &request_).await })
+    };
+    // The child waits (a commit makes it so); the send is made only then.
+    loop {
+        let row = request(&shard, &Request::Process { pid: child })
+            .await
+            .expect("b answers while the receive waits");
+        if row["status"] == "waiting_event" {
+            break;
+        }
+        assert!(!receive.is_finished(), "the receive returned before anything was sent: {row}");
+        tokio::time::timeout(LINE_BOUND, commits.next()).await.expect("a commit within the bound");
+    }
+    let sent = request(
+        &shard,
+        &call(
+            parent,
+            "send_process_message",
+            serde_json::json!({"to": child.to_string(), "body": "wake up"}),
+        ),
+    )
+    .await
+    .expect("b sends");
+    assert!(sent.get("error").is_none(), "{sent}");
+    let received =
+        tokio::time::timeout(LINE_BOUND, receive).await.expect("woken within the bound").expect("joins");
+    let received = received.expect("b answers the receive");
+    assert!(received.to_string().contains("wake up"), "{received}");
+
+    b.signal("-TERM");
+    let (code, lines) = tokio::task::block_in_place(|| b.finish());
+    assert_eq!(code, Some(0), "{lines}");
 }

@@ -1007,6 +1007,22 @@ macro_rules! conformance {
                 }
             )*
         }
+        /// The same cases on a shard of a database whose main shard another node owns at
+        /// the same time: a shard is a store of its own.
+        mod postgres_shard {
+            use agentvisor_actors::store::{NodeLease, PostgresStore, shard_url};
+            $(
+                #[tokio::test]
+                async fn $case() {
+                    let Some(url) = super::pg_server::fresh_database() else { return };
+                    let lease = |node: &str| NodeLease::new(node, std::time::Duration::from_secs(5)).expect("a lease");
+                    let _main = PostgresStore::open_as(&url, &lease("main")).expect("opens the main shard");
+                    let shard = shard_url(&url, "conformance").expect("a shard URL");
+                    let store = PostgresStore::open_as(&shard, &lease("shard")).expect("opens the shard");
+                    super::$case(&store).await;
+                }
+            )*
+        }
     };
 }
 

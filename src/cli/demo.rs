@@ -6,7 +6,7 @@ use agentvisor::actors::kernel::process::ProcessRow;
 use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::runtime::telemetry::KernelEvent;
 use agentvisor::actors::store::ProcessQuery;
-use agentvisor::actors::store::{PostgresStore, Store};
+use agentvisor::actors::store::{PostgresStore, Store, shard_url};
 use agentvisor::actors::{Pid, Status};
 use agentvisor::control::database::{self, Changes};
 use agentvisor::control::protocol::Request;
@@ -30,6 +30,41 @@ pub(crate) struct DemoArgs {
     /// Deepest level of the final tree to print (the whole tree always runs).
     #[arg(long, default_value_t = 3)]
     depth: u32,
+    /// Where the tree runs on a PostgreSQL store whose shards several nodes serve:
+    /// `least-loaded` launches it on the served shard with the fewest live processes (then
+    /// the fewest processes, then the first by name), in place of `--shard`. Without it, the
+    /// tree runs on the command's shard: on the node serving it, or here when none does.
+    #[arg(long, value_enum)]
+    place: Option<Placement>,
+}
+
+/// How `demo --place` chooses a shard.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Placement {
+    /// The served shard with the fewest live processes.
+    LeastLoaded,
+}
+
+/// The shard `--place least-loaded` chooses among those a live node serves: its URL, its
+/// node and how it is named in messages; `None` when no node serves any.
+fn least_loaded() -> anyhow::Result<Option<(String, String, String)>> {
+    let Some(base) = super::stores::base_url() else {
+        bail!("--place chooses among the shards of a PostgreSQL store: pass --store postgres://… too");
+    };
+    let served = PostgresStore::shards_served(base)?;
+    let Some(chosen) =
+        served.iter().min_by(|a, b| (a.live, a.processes, &a.name).cmp(&(b.live, b.processes, &b.name)))
+    else {
+        return Ok(None);
+    };
+    let node = chosen.owner.as_ref().map(|o| o.node.clone()).unwrap_or_default();
+    eprintln!(
+        "placed on node {node}: shard {} has {} live processes, the fewest of the {} served shards",
+        chosen.name,
+        chosen.live,
+        served.len()
+    );
+    Ok(Some((shard_url(base, &chosen.name)?, node, super::stores::describe_shard(base, &chosen.name))))
 }
 
 #[derive(Default)]
@@ -93,12 +128,20 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
     if !dir.is_dir() {
         bail!("{} is not a directory", dir.display());
     }
+    if args.place == Some(Placement::LeastLoaded) {
+        match least_loaded()? {
+            Some((url, node, place)) => return on_node(state, &url, &node, &place, &dir, args.depth).await,
+            None => eprintln!("no node serves a shard of the store: the tree runs here"),
+        }
+    }
     let lock = super::owner::take(state)?;
     let rt = match super::owner::open(state, lock, builtin_images()).await {
         Ok(rt) => rt,
         Err(e) => match (super::stores::url(), super::node::owned_elsewhere(&e)) {
             // A node serves the store: the tree runs there.
-            (Some(url), Some((node, _))) => return on_node(state, url, &node, &dir, args.depth).await,
+            (Some(url), Some((node, _))) => {
+                return on_node(state, url, &node, &super::stores::describe(state), &dir, args.depth).await;
+            }
             _ => return Err(e),
         },
     };
@@ -151,9 +194,17 @@ pub(crate) async fn run(state: &Path, args: DemoArgs) -> anyhow::Result<ExitCode
     Ok(if root_row.status == Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
-/// Launches the tree on `node`, the runtime that owns the PostgreSQL store `url`, through the
-/// database, and follows it there to its end, whichever node runs it by then.
-async fn on_node(state: &Path, url: &str, node: &str, dir: &Path, depth: u32) -> anyhow::Result<ExitCode> {
+/// Launches the tree on `node`, the runtime that owns the PostgreSQL store (or shard) `url`,
+/// named `place` in messages, through the database, and follows it there to its end,
+/// whichever node runs it by then.
+async fn on_node(
+    state: &Path,
+    url: &str,
+    node: &str,
+    place: &str,
+    dir: &Path,
+    depth: u32,
+) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let spec = demo::root_spec(dir);
     let root = RootRequest {
@@ -166,7 +217,7 @@ async fn on_node(state: &Path, url: &str, node: &str, dir: &Path, depth: u32) ->
         // first launch.
         launch_key: Some(format!("demo-{}", uuid::Uuid::now_v7())),
     };
-    eprintln!("node {node} owns {}: launching the tree there", super::stores::describe(state));
+    eprintln!("node {node} owns {place}: launching the tree there");
     let mut tries = 0;
     let answer = loop {
         match database::request(url, &Request::SpawnRoot { root: root.clone() }).await {
@@ -214,8 +265,8 @@ async fn on_node(state: &Path, url: &str, node: &str, dir: &Path, depth: u32) ->
             }
         }
     };
-    let rt = Runtime::open_read_only(state, super::stores::runtime_options(builtin_images()))?;
-    print_result(&rt, &root_row, started.elapsed(), depth, &super::stores::describe(state))?;
+    let rt = Runtime::open_read_only(state, super::stores::runtime_options_at(url, builtin_images()))?;
+    print_result(&rt, &root_row, started.elapsed(), depth, place)?;
     Ok(if root_row.status == Status::Exited { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 

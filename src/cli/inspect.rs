@@ -23,6 +23,13 @@ pub(crate) struct InspectArgs {
     json: bool,
 }
 
+impl InspectArgs {
+    /// The process argument, as given.
+    pub(crate) fn pid(&self) -> &str {
+        &self.pid
+    }
+}
+
 pub(crate) async fn run(state: &Path, args: InspectArgs) -> anyhow::Result<ExitCode> {
     let view_of = open_view(state)?;
     let rt = &view_of.rt;

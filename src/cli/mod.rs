@@ -29,6 +29,7 @@ mod rig_status;
 mod run;
 mod run_resume;
 mod script;
+mod shards;
 mod sources;
 mod stores;
 mod transcript;
@@ -50,6 +51,11 @@ pub(crate) struct Cli {
     /// the owner lock, the event log and the control socket.
     #[arg(long, global = true, env = "AGENTVISOR_STORE", value_parser = stores::parse_store_url)]
     pub(crate) store: Option<String>,
+    /// The shard of the PostgreSQL store to use: several nodes serve a database's shards at
+    /// once, each shard owned by one node (default: the main shard; a command naming a
+    /// process finds the shard that holds it).
+    #[arg(long, global = true, env = "AGENTVISOR_SHARD")]
+    pub(crate) shard: Option<String>,
     /// This runtime's name on a PostgreSQL store shared by several runtimes (its node);
     /// default: the host name and the process id.
     #[arg(long, global = true, env = "AGENTVISOR_NODE")]
@@ -97,6 +103,9 @@ pub(crate) enum Command {
     /// while another node owns it, claims it when that node stops or its lease runs out,
     /// resumes what the other left, and serves until stopped (SIGINT or SIGTERM).
     Node,
+    /// Lists the shards of the PostgreSQL store (`--store`): the node serving each, its
+    /// lease, and its processes.
+    Shards(shards::ShardsArgs),
     /// Sends a lifecycle signal to any process as the host: pause, resume, cancel, terminate.
     Signal {
         /// The process: a pid, a unique prefix, or the short id the views print.
@@ -136,6 +145,21 @@ pub(crate) enum Command {
     Console(console::ConsoleArgs),
 }
 
+impl Command {
+    /// The process the command names, if it names one: a command on a PostgreSQL store runs
+    /// on the shard that holds it.
+    fn pid(&self) -> Option<&str> {
+        match self {
+            Command::Inspect(args) => Some(args.pid()),
+            Command::Signal { pid, .. }
+            | Command::Gate { pid, .. }
+            | Command::Ungate { pid }
+            | Command::Revoke { pid, .. } => Some(pid),
+            _ => None,
+        }
+    }
+}
+
 pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
     // Declared before the async runtime, so dropped after it: spans still held are flushed
@@ -144,8 +168,9 @@ pub(crate) fn main() -> ExitCode {
     if let Some(fault) = cli.fault {
         let _ = owner::FAULT.set(fault);
     }
-    if let Some(url) = cli.store.clone() {
-        let _ = stores::STORE_URL.set(url);
+    if let Err(e) = stores::set_store(cli.store.clone(), cli.shard.clone(), cli.command.pid()) {
+        eprintln!("agentvisor: {e:#}");
+        return ExitCode::from(2);
     }
     if let Err(e) = stores::set_node_lease(cli.node.clone(), cli.lease_ms) {
         eprintln!("agentvisor: {e}");
@@ -172,6 +197,7 @@ pub(crate) fn main() -> ExitCode {
             Command::Rig(args) => rig::run(&cli.state, args).await,
             Command::Recover(args) => recover::run(&cli.state, args).await,
             Command::Node => node::run(&cli.state).await,
+            Command::Shards(args) => shards::run(args).await,
             Command::Signal { pid, signal, reason } => {
                 host_actions::run_signal(&cli.state, &pid, &signal, reason).await
             }

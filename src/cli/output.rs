@@ -96,18 +96,22 @@ impl View {
     /// Says which node owns a PostgreSQL store (on stderr, so a table's first line stays
     /// its header); nothing for a state directory.
     pub(crate) fn say_owner(&self) {
+        super::stores::say_other_shards();
         let Some(owner) = &self.node else { return };
         if self.owner_alive {
             eprintln!(
-                "node {} owns the store (fence {}, {} ms of its lease left)",
+                "node {} owns {} (fence {}, {} ms of its lease left)",
                 owner.node,
+                super::stores::owned_part(),
                 owner.fence,
                 owner.lease_left.as_millis()
             );
         } else {
             eprintln!(
-                "no live node owns the store (node {} held it last, fence {}); `agentvisor node` takes it over",
-                owner.node, owner.fence
+                "no live node owns {} (node {} held it last, fence {}); `agentvisor node` takes it over",
+                super::stores::owned_part(),
+                owner.node,
+                owner.fence
             );
         }
     }

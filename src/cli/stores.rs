@@ -6,15 +6,91 @@
 //! Every command opens its stores through here, so the choice is made in one place.
 
 use agentvisor::actors::runtime::{DB_FILE, RuntimeOptions};
-use agentvisor::actors::store::NodeLease;
+use agentvisor::actors::store::{
+    MAIN_SHARD, NodeLease, PostgresStore, shard_names, shard_url, shards_holding,
+};
 use agentvisor::agent::window::{ChunkStore, open_chunk_store};
 use agentvisor::rig::store::{PostgresSeatStore, SEAT_STORE_FILE, SeatStore, SqliteSeatStore};
 use anyhow::{Context, bail};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-/// The database `--store` named, set once by `cli::main`; unset means the state directory.
-pub(crate) static STORE_URL: OnceLock<String> = OnceLock::new();
+/// The database `--store` named, opening the shard the command uses (`--shard`, or the one
+/// holding the process it names); set once by `cli::main`; unset means the state directory.
+static STORE_URL: OnceLock<String> = OnceLock::new();
+
+/// The database `--store` named, as given (its main shard), and the shard the command uses.
+static BASE: OnceLock<(String, String)> = OnceLock::new();
+
+/// Chooses the store: the state directory, or `base`'s shard `shard`; without `--shard`, a
+/// command naming a process (`pid`) uses the shard that holds it, any other the main shard.
+pub(crate) fn set_store(
+    base: Option<String>,
+    shard: Option<String>,
+    pid: Option<&str>,
+) -> anyhow::Result<()> {
+    let Some(base) = base else {
+        if let Some(shard) = shard {
+            bail!("--shard {shard} names a shard of a PostgreSQL store: pass --store postgres://… too");
+        }
+        return Ok(());
+    };
+    let shard = match (shard, pid) {
+        (Some(shard), _) => shard,
+        (None, Some(pid)) => shard_holding(&base, pid)?,
+        (None, None) => MAIN_SHARD.to_string(),
+    };
+    let url = shard_url(&base, &shard).context("--shard")?;
+    let _ = STORE_URL.set(url);
+    let _ = BASE.set((base, shard));
+    Ok(())
+}
+
+/// The shard of `base` holding the process `pid` names; the main shard when none does (the
+/// command then says that no process matches).
+fn shard_holding(base: &str, pid: &str) -> anyhow::Result<String> {
+    let holding = shards_holding(base, pid).with_context(|| {
+        format!("failed to find the shard holding {pid:?} in {}", PostgresStore::describe_url(base))
+    })?;
+    match holding.as_slice() {
+        [] => Ok(MAIN_SHARD.to_string()),
+        [one] => Ok(one.clone()),
+        many => bail!("{pid:?} matches processes in the shards {}: pass --shard NAME", many.join(", ")),
+    }
+}
+
+/// What a node owns on the command's store, for messages: `the store` (its main shard) or
+/// `shard NAME`.
+pub(crate) fn owned_part() -> String {
+    match BASE.get() {
+        Some((_, shard)) if shard != MAIN_SHARD => format!("shard {shard}"),
+        _ => "the store".to_string(),
+    }
+}
+
+/// Names, on stderr, the shards of the command's database other than the one it shows, so
+/// that a view of one shard does not pass for the whole tree; nothing without shards.
+pub(crate) fn say_other_shards() {
+    let Some((base, shard)) = BASE.get() else { return };
+    match shard_names(base) {
+        Ok(names) => {
+            let others: Vec<&str> = names.iter().map(String::as_str).filter(|name| name != shard).collect();
+            if !others.is_empty() {
+                eprintln!(
+                    "showing {}; other shards: {} (`agentvisor shards`; `--shard NAME` shows one)",
+                    if shard == MAIN_SHARD { "the main shard".to_string() } else { format!("shard {shard}") },
+                    others.join(", ")
+                );
+            }
+        }
+        Err(e) => eprintln!("agentvisor: the store's shards could not be listed: {e}"),
+    }
+}
+
+/// The database `--store` named, as given, if any.
+pub(crate) fn base_url() -> Option<&'static str> {
+    BASE.get().map(|(base, _)| base.as_str())
+}
 
 /// Who this command's runtime is on a PostgreSQL store (`--node`, `--lease-ms`), set once by
 /// `cli::main`.
@@ -52,12 +128,19 @@ pub(crate) fn url() -> Option<&'static str> {
     STORE_URL.get().map(String::as_str)
 }
 
-/// Where the state is, for messages: the database (its password hidden) or the directory.
+/// Where the state is, for messages: the database (its password hidden) and the shard, or
+/// the directory.
 pub(crate) fn describe(state: &Path) -> String {
-    match url() {
-        Some(url) => agentvisor::actors::store::PostgresStore::describe_url(url),
+    match BASE.get() {
+        Some((base, shard)) => describe_shard(base, shard),
         None => state.display().to_string(),
     }
+}
+
+/// How the shard `shard` of the database `base` is named in messages.
+pub(crate) fn describe_shard(base: &str, shard: &str) -> String {
+    let database = PostgresStore::describe_url(base);
+    if shard == MAIN_SHARD { database } else { format!("shard {shard} of {database}") }
 }
 
 /// Where the seat store is, for messages: the database (its password hidden) or the file.
@@ -71,6 +154,11 @@ pub(crate) fn describe_seats(state: &Path) -> String {
 /// `options` with the kernel store chosen.
 pub(crate) fn runtime_options(options: RuntimeOptions) -> RuntimeOptions {
     options.store_url(url().map(str::to_string)).node_lease(node_lease())
+}
+
+/// `options` on the PostgreSQL store (or shard) `url` opens.
+pub(crate) fn runtime_options_at(url: &str, options: RuntimeOptions) -> RuntimeOptions {
+    options.store_url(Some(url.to_string())).node_lease(node_lease())
 }
 
 /// Whether there is state to read: the store file exists, or a database was named (which

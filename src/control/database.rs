@@ -13,12 +13,16 @@ use super::ControlError;
 use super::protocol::{HostError, Line, Request};
 use super::server::handle;
 use crate::actors::runtime::Runtime;
-use crate::actors::store::{CHANGES_CHANNEL, OWNER_CHANNEL};
+use crate::actors::store::{
+    CHANGES_CHANNEL, OWNER_CHANNEL, channel_name, channel_sql, create_shard_schema_sql,
+};
 use futures_util::StreamExt;
 use serde_json::Value;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio::task::JoinSet;
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 use tokio_util::sync::CancellationToken;
 
@@ -38,6 +42,14 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS host_requests (
 );
 ALTER TABLE host_requests ADD COLUMN IF NOT EXISTS taken BOOLEAN NOT NULL DEFAULT false";
 
+/// Notifies the connection's shard's channel `base` with the payload `$1`.
+fn notify_sql(base: &str) -> String {
+    format!("SELECT pg_notify({}, $1)", channel_sql(base))
+}
+
+/// The advisory lock the request table's creation takes.
+const HOST_REQUESTS_LOCK: i64 = 0x6167_656e_7476_0004;
+
 /// The answer to a request an owner took and died before answering: it is not run again.
 pub const TAKEN_BY_A_DEAD_OWNER: &str = "taken_by_a_dead_owner";
 
@@ -48,6 +60,15 @@ fn db_error(e: tokio_postgres::Error) -> ControlError {
 /// Connects to `url` and listens on `channel`: the client, and the payloads of the
 /// notifications it hears. The connection is driven by a task of its own, which ends with it.
 async fn listen(url: &str, channel: &str) -> Result<(Client, mpsc::UnboundedReceiver<String>), ControlError> {
+    listen_after(url, "", channel).await
+}
+
+/// [`listen`], running `prepare` (SQL) on the connection first.
+async fn listen_after(
+    url: &str,
+    prepare: &str,
+    channel: &str,
+) -> Result<(Client, mpsc::UnboundedReceiver<String>), ControlError> {
     let (client, mut connection) = tokio_postgres::connect(url, NoTls).await.map_err(db_error)?;
     let (notes, heard) = mpsc::unbounded_channel();
     tokio::spawn(async move {
@@ -67,18 +88,27 @@ async fn listen(url: &str, channel: &str) -> Result<(Client, mpsc::UnboundedRece
             }
         }
     });
+    if !prepare.is_empty() {
+        client.batch_execute(prepare).await.map_err(db_error)?;
+    }
+    // Each shard's channels carry its name: the server names them for this connection.
+    let channel = channel_name(&client, channel).await.map_err(db_error)?;
     client.batch_execute(&format!("LISTEN {channel}")).await.map_err(db_error)?;
     Ok((client, heard))
 }
 
-/// [`listen`], creating the request table first if needed.
+/// [`listen`], creating the shard's schema and the request table first if needed, under a
+/// lock (concurrent `CREATE TABLE IF NOT EXISTS` can collide: a client and a node starting
+/// together).
 async fn listen_for_requests(
     url: &str,
     channel: &str,
 ) -> Result<(Client, mpsc::UnboundedReceiver<String>), ControlError> {
-    let (client, heard) = listen(url, channel).await?;
-    client.batch_execute(SCHEMA).await.map_err(db_error)?;
-    Ok((client, heard))
+    let prepare = format!(
+        "{}; BEGIN; SELECT pg_advisory_xact_lock({HOST_REQUESTS_LOCK}); {SCHEMA}; COMMIT",
+        create_shard_schema_sql()
+    );
+    listen_after(url, &prepare, channel).await
 }
 
 /// The commits of the store kept in a PostgreSQL database, as they happen: each committing
@@ -115,15 +145,24 @@ impl Changes {
 }
 
 /// Serves host requests sent through the database until `stopping` is cancelled: the owner's
-/// half. A failure of its connection is logged and ends it (the control socket keeps
-/// serving).
+/// half. Each request is answered by a task of its own, so that one that blocks (a receive
+/// or a wait made as a process) holds up no other. A failure of its connection is logged and
+/// ends it (the control socket keeps serving). Stopping aborts the requests still running:
+/// they stay taken without an answer, which the next owner answers [`TAKEN_BY_A_DEAD_OWNER`].
 pub(super) async fn serve(rt: Arc<Runtime>, url: String, stopping: CancellationToken) {
+    let mut running: JoinSet<i64> = JoinSet::new();
     let served = async {
         let (client, mut heard) = listen_for_requests(&url, REQUESTS_CHANNEL).await?;
+        let client = Arc::new(client);
+        let mut answering: HashSet<i64> = HashSet::new();
         loop {
-            answer_pending(&client, &rt).await?;
+            take_pending(&client, &rt, &mut answering, &mut running).await?;
             tokio::select! {
                 note = heard.recv() => if note.is_none() { return Err(ControlError::Closed) },
+                Some(done) = running.join_next() => match done {
+                    Ok(id) => { answering.remove(&id); }
+                    Err(e) => tracing::error!(error = %e, "a host request's task ended abnormally"),
+                },
                 () = stopping.cancelled() => return Ok(()),
             }
         }
@@ -131,19 +170,30 @@ pub(super) async fn serve(rt: Arc<Runtime>, url: String, stopping: CancellationT
     if let Err(e) = served.await {
         tracing::error!(error = %e, "stopped serving host requests through the database");
     }
+    running.shutdown().await;
 }
 
-/// Answers every request without an answer, in id order. A request is marked taken (durably)
-/// before it runs; one found taken but unanswered was taken by an owner that died before
-/// answering, and may have taken effect: it is answered [`TAKEN_BY_A_DEAD_OWNER`], never run
-/// again (a launch with a `launch_key` sent again is safe: it launches nothing twice).
-async fn answer_pending(client: &Client, rt: &Runtime) -> Result<(), ControlError> {
+/// Takes every request without an answer that is not being answered already, in id order,
+/// and starts answering each in a task of `running`. A request is marked taken (durably)
+/// before it runs; one found taken but unanswered and not among `answering` was taken by an
+/// owner that died before answering, and may have taken effect: it is answered
+/// [`TAKEN_BY_A_DEAD_OWNER`], never run again (a launch with a `launch_key` sent again is
+/// safe: it launches nothing twice).
+async fn take_pending(
+    client: &Arc<Client>,
+    rt: &Arc<Runtime>,
+    answering: &mut HashSet<i64>,
+    running: &mut JoinSet<i64>,
+) -> Result<(), ControlError> {
     let rows = client
         .query("SELECT id, request, taken FROM host_requests WHERE answer IS NULL ORDER BY id", &[])
         .await
         .map_err(db_error)?;
     for row in rows {
         let id: i64 = row.try_get(0).map_err(db_error)?;
+        if answering.contains(&id) {
+            continue;
+        }
         let text: String = row.try_get(1).map_err(db_error)?;
         let taken: bool = row.try_get(2).map_err(db_error)?;
         let taken_now = !taken
@@ -152,30 +202,46 @@ async fn answer_pending(client: &Client, rt: &Runtime) -> Result<(), ControlErro
                 .await
                 .map_err(db_error)?
                 == 1;
-        let request = serde_json::from_str::<Request>(&text);
-        let line = match request {
-            _ if !taken_now => Line::Error(HostError::new(
-                TAKEN_BY_A_DEAD_OWNER,
-                "the runtime that took this request stopped before answering it; it may have taken \
-                 effect and is not run again: read the state, and ask again if it did not",
-            )),
-            Ok(request) => {
-                // Progress is not carried through the database: only the answer is.
-                let (sink, _progress) = mpsc::channel(16);
-                handle(rt, request, sink).await
+        answering.insert(id);
+        let (client, rt) = (Arc::clone(client), Arc::clone(rt));
+        running.spawn(async move {
+            if let Err(e) = answer(&client, &rt, id, &text, taken_now).await {
+                tracing::error!(error = %e, id, "failed to answer a host request");
             }
-            Err(e) => Line::Error(HostError::new("control_protocol", format!("not a control request: {e}"))),
-        };
-        let answer = serde_json::to_string(&line).map_err(|e| ControlError::Protocol(e.to_string()))?;
-        client
-            .execute("UPDATE host_requests SET answer = $2 WHERE id = $1", &[&id, &answer])
-            .await
-            .map_err(db_error)?;
-        client
-            .execute("SELECT pg_notify($1, $2)", &[&ANSWERS_CHANNEL, &id.to_string()])
-            .await
-            .map_err(db_error)?;
+            id
+        });
     }
+    Ok(())
+}
+
+/// Runs the request `text` of row `id` (unless it was taken by an owner that died:
+/// `taken_now` false), writes the answer into the row and notifies it.
+async fn answer(
+    client: &Client,
+    rt: &Runtime,
+    id: i64,
+    text: &str,
+    taken_now: bool,
+) -> Result<(), ControlError> {
+    let line = match serde_json::from_str::<Request>(text) {
+        _ if !taken_now => Line::Error(HostError::new(
+            TAKEN_BY_A_DEAD_OWNER,
+            "the runtime that took this request stopped before answering it; it may have taken \
+             effect and is not run again: read the state, and ask again if it did not",
+        )),
+        Ok(request) => {
+            // Progress is not carried through the database: only the answer is.
+            let (sink, _progress) = mpsc::channel(16);
+            handle(rt, request, sink).await
+        }
+        Err(e) => Line::Error(HostError::new("control_protocol", format!("not a control request: {e}"))),
+    };
+    let answer = serde_json::to_string(&line).map_err(|e| ControlError::Protocol(e.to_string()))?;
+    client
+        .execute("UPDATE host_requests SET answer = $2 WHERE id = $1", &[&id, &answer])
+        .await
+        .map_err(db_error)?;
+    client.execute(&notify_sql(ANSWERS_CHANNEL), &[&id.to_string()]).await.map_err(db_error)?;
     Ok(())
 }
 
@@ -190,7 +256,7 @@ pub async fn request(url: &str, request: &Request) -> Result<Value, ControlError
         .map_err(db_error)?;
     let id: i64 = row.try_get(0).map_err(db_error)?;
     let mine = id.to_string();
-    client.execute("SELECT pg_notify($1, $2)", &[&REQUESTS_CHANNEL, &mine]).await.map_err(db_error)?;
+    client.execute(&notify_sql(REQUESTS_CHANNEL), &[&mine]).await.map_err(db_error)?;
     let _ = tokio::time::timeout(ANSWER_WAIT, async {
         while let Some(note) = heard.recv().await {
             if note == mine {

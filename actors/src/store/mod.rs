@@ -19,8 +19,10 @@ mod sqlite;
 pub use envelope::{ENVELOPE_VERSION, Envelope, EnvelopeError, PayloadKind};
 pub use memory::MemoryStore;
 pub use postgres::{
-    CHANGES_CHANNEL, DEFAULT_LEASE, LEASE_MIN, NodeLease, OWNER_CHANNEL, OwnerInfo, PostgresStore,
-    describe_postgres_error, off_runtime,
+    CHANGES_CHANNEL, DEFAULT_LEASE, LEASE_MIN, MAIN_SHARD, NodeLease, OWNER_CHANNEL, OwnerInfo,
+    PostgresStore, SHARD_NAME_MAX, ShardInfo, channel_name, channel_sql, check_shard_name,
+    create_shard_schema_sql, describe_postgres_error, off_runtime, shard_names, shard_url, shards,
+    shards_holding,
 };
 pub use sql::writer::WriterHold;
 pub use sqlite::{SqliteStore, WriterPragmas};
@@ -222,6 +224,14 @@ pub enum StoreError {
     /// The writer is gone (the store was closed).
     #[error("the store is closed")]
     Closed,
+    /// A shard name that cannot be used.
+    #[error("cannot use the shard {shard:?}: {reason}")]
+    InvalidShard {
+        /// The name given.
+        shard: String,
+        /// What to fix.
+        reason: String,
+    },
 }
 
 /// A pending commit: resolves once the change set is durable (or refused).

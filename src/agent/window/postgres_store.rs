@@ -11,6 +11,7 @@
 
 use super::id::ChunkId;
 use super::store::{ChunkStore, ChunkStoreError};
+use crate::actors::store::create_shard_schema_sql;
 use crate::postgres_session::{PostgresSession, describe};
 
 /// The schema version this build writes and reads.
@@ -73,7 +74,10 @@ impl PostgresChunkStore {
             url,
             |e| backend("connect to the chunk store", &e),
             |client| {
-                client.batch_execute(SCHEMA_V1).map_err(|e| backend("create the chunk store's table", &e))?;
+                client
+                    .batch_execute(&create_shard_schema_sql())
+                    .and_then(|()| client.batch_execute(SCHEMA_V1))
+                    .map_err(|e| backend("create the chunk store's table", &e))?;
                 let version: i64 = client
                     .query_one("SELECT version FROM store_versions WHERE store = 'window_chunks'", &[])
                     .and_then(|row| row.try_get(0))

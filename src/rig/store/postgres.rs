@@ -13,6 +13,7 @@
 use super::rows::{self as shared, RIG_COLUMNS, RawSeat, SEAT_COLUMNS};
 use super::sql::{SeatDb, SeatTx};
 use super::{RigRecord, SeatRecord, StoreError};
+use crate::actors::store::create_shard_schema_sql;
 use crate::postgres_session::{PostgresSession, describe};
 use crate::rig::{MemberId, NativeId, RigId};
 use postgres::types::ToSql;
@@ -110,7 +111,8 @@ impl PostgresSeatStore {
                 if !read_only {
                     let mut tx =
                         client.transaction().map_err(|e| backend("begin to create the seat store", &e))?;
-                    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SEATS_LOCK])
+                    tx.batch_execute(&create_shard_schema_sql())
+                        .and_then(|()| tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SEATS_LOCK]))
                         .and_then(|_| tx.batch_execute(SCHEMA_V1))
                         .map_err(|e| backend("create the seat store's tables", &e))?;
                     tx.commit().map_err(|e| backend("commit the seat store's tables", &e))?;

@@ -243,12 +243,15 @@ pub(super) fn release(db: &mut PgDb, held: &Held) -> Result<(), StoreError> {
     let (runtime, client) = db.parts();
     runtime
         .block_on(client.execute(
-            "WITH released AS (
-                 UPDATE owner SET lease_until = '-infinity' WHERE id = 1 AND node = $1 AND fence = $2
-                 RETURNING node
-             )
-             SELECT pg_notify($3, node) FROM released",
-            &[&held.node, &held.fence, &super::OWNER_CHANNEL],
+            &format!(
+                "WITH released AS (
+                     UPDATE owner SET lease_until = '-infinity' WHERE id = 1 AND node = $1 AND fence = $2
+                     RETURNING node
+                 )
+                 SELECT pg_notify({}, node) FROM released",
+                super::channel_sql(super::OWNER_CHANNEL)
+            ),
+            &[&held.node, &held.fence],
         ))
         .map(drop)
         .map_err(|e| StoreError::Write(super::db::describe_postgres_error(&e)))

@@ -21,9 +21,14 @@
 mod db;
 mod lease;
 mod schema;
+mod shard;
 
 pub use db::describe_postgres_error;
 pub use lease::{DEFAULT_LEASE, LEASE_MIN, NodeLease, OwnerInfo};
+pub use shard::{
+    MAIN_SHARD, SHARD_NAME_MAX, ShardInfo, channel_name, channel_sql, check_shard_name,
+    create_shard_schema_sql, shard_names, shard_url, shards, shards_holding,
+};
 
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, Oid, Pid};
@@ -43,15 +48,13 @@ use parking_lot::Mutex;
 use std::collections::BTreeSet;
 
 /// The channel every commit of the store notifies (`LISTEN agentvisor_changes` to wake on
-/// changes); the payload is empty.
+/// changes; on a shard other than the main one, its name is [`channel_sql`]'s); the payload
+/// is empty.
 pub const CHANGES_CHANNEL: &str = "agentvisor_changes";
 
-/// Notifies [`CHANGES_CHANNEL`].
-const NOTIFY_CHANGES: &str = "SELECT pg_notify('agentvisor_changes', '')";
-
 /// The channel a node notifies when it ends its lease on closing (`LISTEN agentvisor_owner` to
-/// claim the store as soon as it is free rather than at the next attempt); the payload is the
-/// node's name. A node that dies notifies nothing: its lease runs out, or its session ends.
+/// claim the store as soon as it is free rather than at the next attempt; on a shard other
+/// than the main one, its name is [`channel_sql`]'s); the payload is the node's name. A node that dies notifies nothing: its lease runs out, or its session ends.
 pub const OWNER_CHANNEL: &str = "agentvisor_owner";
 
 /// Idle read connections kept for reuse; more concurrent readers open more, closed after use.
@@ -95,6 +98,8 @@ struct PgBackend {
     db: PgDb,
     held: lease::Held,
     url: String,
+    /// Notifies the shard's [`CHANGES_CHANNEL`].
+    notify_changes: String,
 }
 
 impl Backend for PgBackend {
@@ -114,7 +119,7 @@ impl Backend for PgBackend {
         if updated == 1 {
             // Delivered when the group commits (once per transaction): what watchers of the
             // database (a console on another machine) wake on.
-            self.db.execute_deferred(NOTIFY_CHANGES, &[]).map_err(FenceError::Db)?;
+            self.db.execute_deferred(&self.notify_changes, &[]).map_err(FenceError::Db)?;
             return Ok(());
         }
         Err(FenceError::Lost(lease::lost(&mut self.db, &self.url, held)))
@@ -147,7 +152,12 @@ impl PostgresStore {
             let held = lease::claim(&mut writer_db, url, lease)?;
             Ok::<_, StoreError>((writer_db, held, PgDb::connect(url)?))
         })?;
-        let backend = PgBackend { db: writer_db, held: held.clone(), url: url.to_string() };
+        let backend = PgBackend {
+            db: writer_db,
+            held: held.clone(),
+            url: url.to_string(),
+            notify_changes: format!("SELECT pg_notify({}, '')", channel_sql(CHANGES_CHANNEL)),
+        };
         // Off the runtime: a backend that could not be handed to its thread is dropped here,
         // and dropping a connection's runtime inside another runtime is not allowed.
         let writer = off_runtime(|| Writer::start(backend))

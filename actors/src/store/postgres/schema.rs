@@ -163,7 +163,7 @@ const SCHEMA_V3: &str = RESIDENT_INDEXES;
 const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 
 /// The advisory lock that serialises schema changes between openers of one database.
-const SCHEMA_LOCK: i64 = 0x6167_656e_7476_0001;
+pub(super) const SCHEMA_LOCK: i64 = 0x6167_656e_7476_0001;
 
 /// The error of opening `url`, which is named without its password.
 pub(super) fn open_error(url: &str, message: impl std::fmt::Display) -> StoreError {
@@ -197,6 +197,7 @@ pub(super) fn create_schema(db: &mut PgDb, url: &str) -> Result<(), StoreError> 
         .block_on(async {
             let tx = client.transaction().await?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK]).await?;
+            tx.batch_execute(&super::shard::create_shard_schema_sql()).await?;
             let found = stored_version(&tx).await?.unwrap_or(0);
             if found > PG_SCHEMA_VERSION {
                 return Ok(found);
