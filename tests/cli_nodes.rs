@@ -6,7 +6,7 @@
 //! notifications. Nodes on different shards of one database serve at once: trees go to the
 //! least-loaded, host actions reach the node holding the process, a blocking receive made
 //! through the database is woken by a send made through it, and a shard whose owner was
-//! SIGKILLed is claimed by the node standing by for it.
+//! SIGKILLed is claimed by the node standing by for it, or by a node taking over.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -112,18 +112,24 @@ const FOLDERS: usize = 4;
 const FILES: usize = 5;
 const PROCESSES: usize = 1 + FOLDERS + FOLDERS * FILES;
 
+/// The seed (`AGENTVISOR_TEST_SEED`, else `default`) and the `--fault` that freezes node a's
+/// store after a number of commits it chooses, printed so that a failure can be replayed.
+fn freezing_fault(default: u64) -> (u64, String) {
+    let seed: u64 =
+        std::env::var("AGENTVISOR_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(default);
+    let commits = 3 + seed % 8;
+    eprintln!("seed {seed:#x}: node a freezes after {commits} commits (AGENTVISOR_TEST_SEED replays)");
+    (seed, format!("freeze-after:{commits}"))
+}
+
 #[test]
 fn the_survivor_of_two_nodes_finishes_a_tree_whose_owner_was_sigkilled_mid_work() {
     let Some(url) = pg_server::fresh_database() else { return };
-    let seed: u64 =
-        std::env::var("AGENTVISOR_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_2027);
-    let commits = 3 + seed % 8;
-    eprintln!("seed {seed:#x}: node a freezes after {commits} commits (AGENTVISOR_TEST_SEED replays)");
+    let (seed, fault) = freezing_fault(0x5eed_2027);
     let work = tempfile::tempdir().expect("tempdir");
     let data = work.path().join("data");
     cli_support::make_tree(&data, FOLDERS, FILES);
 
-    let fault = format!("freeze-after:{commits}");
     let mut a = node(work.path(), &url, "a", 2_000, &["--fault", &fault]);
     a.wait_for("node a serving");
     let mut b = node(work.path(), &url, "b", 2_000, &[]);
@@ -587,4 +593,53 @@ async fn a_blocking_receive_through_the_database_is_woken_by_a_send_through_it()
     b.signal("-TERM");
     let (code, lines) = tokio::task::block_in_place(|| b.finish());
     assert_eq!(code, Some(0), "{lines}");
+}
+
+/// A node with `--take-over` claims the shard of another node that was SIGKILLed mid-work
+/// (no node stands by for that shard) and finishes its tree, nothing replayed; stopping it
+/// stops the node it started for that shard.
+#[test]
+fn a_node_taking_over_finishes_the_tree_of_a_shard_whose_node_was_sigkilled() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let (seed, fault) = freezing_fault(0x5eed_2028);
+    let work = tempfile::tempdir().expect("tempdir");
+    let client = work.path().join("client");
+    let data = work.path().join("data");
+    cli_support::make_tree(&data, FOLDERS, FILES);
+
+    let mut a = node(work.path(), &url, "a", 2_000, &["--shard", "s1", "--fault", &fault]);
+    a.wait_for("node a serving");
+    let b_state = work.path().join("state-b");
+    let mut b = Running::start(
+        &b_state,
+        &url,
+        &["--node", "b", "--lease-ms", "2000", "--shard", "s2", "node", "--take-over"],
+    );
+    b.wait_for("node b serving");
+
+    let demo = Running::start(&client, &url, &["--shard", "s1", "demo", data.to_str().expect("utf-8")]);
+    a.wait_for("fault injected");
+    a.child.kill().expect("SIGKILL node a");
+    let (code, a_lines) = a.finish();
+    assert_eq!(code, None, "node a was killed: {a_lines}");
+
+    b.wait_for("node b takes over shard s1");
+    let claimed = b.wait_for("[shard s1] node b owns shard s1 of");
+    assert!(claimed.ends_with("(fence 2)"), "{claimed}");
+    let (code, demo_lines) = demo.finish();
+    let context = format!("seed {seed:#x}\n--- demo:\n{demo_lines}\n--- node a:\n{a_lines}");
+    assert_eq!(code, Some(0), "{context}");
+    let ps = cli_support::agentvisor(&client, &["--store", &url, "--shard", "s1", "ps", "--all", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&ps.stdout).expect("json");
+    cli_support::assert_each_launched_once_and_exited(rows.as_array().expect("rows"), PROCESSES, &context);
+    let listed = shards(&client, &url);
+    let s1 = listed.iter().find(|s| s["shard"] == "s1").expect("s1 listed");
+    assert_eq!((s1["node"].clone(), s1["fence"].clone()), ("b".into(), 2.into()), "{listed:?}");
+
+    b.signal("-TERM");
+    let (code, b_lines) = b.finish();
+    assert_eq!(code, Some(0), "{b_lines}");
+    assert!(b_lines.contains("[shard s1] node b stopped"), "{b_lines}");
+    assert!(b_lines.contains("the node serving shard s1 stopped"), "{b_lines}");
+    assert!(!shards(&client, &url).iter().any(|s| s["node"] == "b"), "b's leases ended with it");
 }

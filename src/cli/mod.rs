@@ -16,6 +16,7 @@ mod logging;
 mod mcp;
 mod memory;
 mod node;
+mod node_takeover;
 #[cfg(feature = "otel")]
 mod otel;
 mod owner;
@@ -102,7 +103,7 @@ pub(crate) enum Command {
     /// Serves the tree kept in a PostgreSQL store (`--store`) as one of several runtimes: waits
     /// while another node owns it, claims it when that node stops or its lease runs out,
     /// resumes what the other left, and serves until stopped (SIGINT or SIGTERM).
-    Node,
+    Node(node::NodeArgs),
     /// Lists the shards of the PostgreSQL store (`--store`): the node serving each, its
     /// lease, and its processes.
     Shards(shards::ShardsArgs),
@@ -196,7 +197,7 @@ pub(crate) fn main() -> ExitCode {
             Command::Run(args) => run::run(&cli.state, args).await,
             Command::Rig(args) => rig::run(&cli.state, args).await,
             Command::Recover(args) => recover::run(&cli.state, args).await,
-            Command::Node => node::run(&cli.state).await,
+            Command::Node(args) => node::run(&cli.state, args).await,
             Command::Shards(args) => shards::run(args).await,
             Command::Signal { pid, signal, reason } => {
                 host_actions::run_signal(&cli.state, &pid, &signal, reason).await

@@ -12,6 +12,7 @@
 //! another node claimed the store) stops writing and exits with [`LEASE_LOST_EXIT`].
 //! `docs/nodes.md` has the timing.
 
+use super::node_takeover::{self, TakeOver};
 use super::{recover, stores};
 use agentvisor::actors::runtime::RuntimeError;
 use agentvisor::actors::store::{PostgresStore, StoreError};
@@ -26,7 +27,22 @@ use tokio::signal::unix::{SignalKind, signal};
 /// The exit status of a node that lost its lease to another node.
 pub(crate) const LEASE_LOST_EXIT: u8 = 3;
 
-pub(crate) async fn run(state: &Path) -> anyhow::Result<ExitCode> {
+/// Arguments of `agentvisor node`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct NodeArgs {
+    /// Also claim every other shard of the database that has live processes and no live
+    /// owner, each served by a node process of this one's (see docs/nodes.md).
+    #[arg(long)]
+    take_over: bool,
+    /// Started by the node with this pid to serve a shard it took over: dies with it.
+    #[arg(long, hide = true, value_name = "PID")]
+    child_of: Option<u32>,
+}
+
+pub(crate) async fn run(state: &Path, args: NodeArgs) -> anyhow::Result<ExitCode> {
+    if let Some(parent) = args.child_of {
+        node_takeover::die_with(parent)?;
+    }
     let Some(url) = stores::url() else {
         bail!(
             "`agentvisor node` serves a tree kept in PostgreSQL: pass --store postgres://… (or set AGENTVISOR_STORE)"
@@ -79,23 +95,36 @@ pub(crate) async fn run(state: &Path) -> anyhow::Result<ExitCode> {
     let rt = Arc::new(rt);
     let control = ControlServer::start(Arc::clone(&rt))?;
     outln!("node {} serving", lease.node());
-    let lost = match rt.store().failures() {
-        Some(mut failures) => tokio::select! {
-            _ = int.recv() => None,
-            _ = term.recv() => None,
-            changed = failures.wait_for(Option::is_some) => match changed {
-                Ok(cause) => cause.clone(),
-                Err(_) => None,
-            },
-        },
-        None => {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
+    let mut take_over = match (args.take_over, stores::base_url()) {
+        (true, Some(base)) => Some(TakeOver::new(base, stores::shard(), lease.clone(), state)),
+        _ => None,
+    };
+    let mut failures = rt.store().failures();
+    let mut look = tokio::time::interval(lease.renew_every());
+    let lost = loop {
+        let failed = async {
+            match failures.as_mut() {
+                Some(failures) => match failures.wait_for(Option::is_some).await {
+                    Ok(cause) => cause.clone(),
+                    Err(_) => std::future::pending().await,
+                },
+                None => std::future::pending().await,
             }
-            None
+        };
+        tokio::select! {
+            _ = int.recv() => break None,
+            _ = term.recv() => break None,
+            cause = failed => break cause,
+            _ = look.tick(), if take_over.is_some() => {
+                if let Some(take_over) = take_over.as_mut() {
+                    take_over.look()?;
+                }
+            }
         }
     };
+    if let Some(take_over) = take_over {
+        tokio::task::block_in_place(|| take_over.stop());
+    }
     control.stop().await;
     if let Some(cause) = lost {
         eprintln!("agentvisor: node {} stopped: {cause}", lease.node());

@@ -87,6 +87,11 @@ pub(crate) fn say_other_shards() {
     }
 }
 
+/// The shard the command uses ([`MAIN_SHARD`] without a PostgreSQL store).
+pub(crate) fn shard() -> &'static str {
+    BASE.get().map_or(MAIN_SHARD, |(_, shard)| shard.as_str())
+}
+
 /// The database `--store` named, as given, if any.
 pub(crate) fn base_url() -> Option<&'static str> {
     BASE.get().map(|(base, _)| base.as_str())
