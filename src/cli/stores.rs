@@ -46,9 +46,12 @@ pub(crate) fn set_store(
     Ok(())
 }
 
-/// The shard of `base` holding the process `pid` names; the main shard when none does (the
-/// command then says that no process matches).
+/// The shard of `base` holding the process `pid` names; the main shard when none does, or
+/// when `pid` cannot be one (the command then says what is wrong with it).
 fn shard_holding(base: &str, pid: &str) -> anyhow::Result<String> {
+    if !pid.trim().chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        return Ok(MAIN_SHARD.to_string());
+    }
     let holding = shards_holding(base, pid).with_context(|| {
         format!("failed to find the shard holding {pid:?} in {}", PostgresStore::describe_url(base))
     })?;

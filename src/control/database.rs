@@ -10,6 +10,7 @@
 //! [`ANSWER_WAIT`] reads its row once more and reports that the owner did not answer.
 
 use super::ControlError;
+use super::limits::STOP_GRACE_MS;
 use super::protocol::{HostError, Line, Request};
 use super::server::handle;
 use crate::actors::runtime::Runtime;
@@ -147,8 +148,9 @@ impl Changes {
 /// Serves host requests sent through the database until `stopping` is cancelled: the owner's
 /// half. Each request is answered by a task of its own, so that one that blocks (a receive
 /// or a wait made as a process) holds up no other. A failure of its connection is logged and
-/// ends it (the control socket keeps serving). Stopping aborts the requests still running:
-/// they stay taken without an answer, which the next owner answers [`TAKEN_BY_A_DEAD_OWNER`].
+/// ends it (the control socket keeps serving). Stopping gives the requests still running up
+/// to [`STOP_GRACE_MS`] to answer, as the socket does, then aborts them: they stay taken
+/// without an answer, which the next owner answers [`TAKEN_BY_A_DEAD_OWNER`].
 pub(super) async fn serve(rt: Arc<Runtime>, url: String, stopping: CancellationToken) {
     let mut running: JoinSet<i64> = JoinSet::new();
     let served = async {
@@ -170,6 +172,8 @@ pub(super) async fn serve(rt: Arc<Runtime>, url: String, stopping: CancellationT
     if let Err(e) = served.await {
         tracing::error!(error = %e, "stopped serving host requests through the database");
     }
+    let drain = async { while running.join_next().await.is_some() {} };
+    let _ = tokio::time::timeout(Duration::from_millis(STOP_GRACE_MS), drain).await;
     running.shutdown().await;
 }
 
