@@ -5,8 +5,9 @@
 //! - `same_node`: the runtime is in this process, on a shard of the database, and the host
 //!   calls it directly (`control::host::call`, the JSON tools).
 //! - `across_nodes`: the runtime is an `agentvisor node` process serving another shard of the
-//!   same database, and both calls go through the database (`control::database::request`: a
-//!   `host_requests` row, `NOTIFY`, the node's answer, `NOTIFY`), as from another machine.
+//!   same database, and both calls go through the database (`control::database::Requester`,
+//!   one connection kept for all requests: a `host_requests` row, `NOTIFY`, the node's
+//!   answer, `NOTIFY`), as from another machine.
 //!
 //! Before each measurement the receive is made and the child is seen waiting, outside the time.
 
@@ -18,7 +19,7 @@ use agentvisor::actors::Pid;
 use agentvisor::actors::kernel::capability::{CapabilityRequest, Rights};
 use agentvisor::actors::runtime::Runtime;
 use agentvisor::actors::store::{NodeLease, PostgresStore, shard_url};
-use agentvisor::control::database::{Changes, request};
+use agentvisor::control::database::{Changes, Requester, request};
 use agentvisor::control::protocol::Request;
 use agentvisor::control::{RootRequest, host};
 use agentvisor::images::{PUPPET_IMAGE, builtin_images};
@@ -147,25 +148,25 @@ fn bench(c: &mut Criterion) {
         };
         (parent, pid_of(&request(&remote, &call).await.expect("the node spawns")))
     });
+    let requester = Arc::new(tokio.block_on(Requester::connect(&remote)).expect("connects"));
     group.bench_function("across_nodes", |b| {
-        let remote = remote.clone();
-        b.to_async(&tokio).iter_custom(move |iters| {
-            let remote = remote.clone();
+        b.to_async(&tokio).iter_custom(|iters| {
+            let (remote, requester) = (remote.clone(), Arc::clone(&requester));
             async move {
                 let mut commits = Changes::listen(&remote).await.expect("listens");
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     let receive = {
-                        let remote = remote.clone();
+                        let requester = Arc::clone(&requester);
                         let call = Request::Call {
                             pid: child,
                             tool: "receive_process_messages".into(),
                             args: receive_args(),
                         };
-                        tokio::spawn(async move { request(&remote, &call).await })
+                        tokio::spawn(async move { requester.request(&call).await })
                     };
                     loop {
-                        let row = request(&remote, &Request::Process { pid: child }).await.expect("reads");
+                        let row = requester.request(&Request::Process { pid: child }).await.expect("reads");
                         if row["status"] == "waiting_event" {
                             break;
                         }
@@ -177,7 +178,7 @@ fn bench(c: &mut Criterion) {
                         tool: "send_process_message".into(),
                         args: send_args(child),
                     };
-                    request(&remote, &send).await.expect("sends");
+                    requester.request(&send).await.expect("sends");
                     let received = receive.await.expect("joins").expect("the receive answers");
                     total += start.elapsed();
                     assert!(received.to_string().contains("wake"), "{received}");

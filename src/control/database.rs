@@ -19,10 +19,10 @@ use crate::actors::store::{
 };
 use futures_util::StreamExt;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 use tokio_util::sync::CancellationToken;
@@ -36,17 +36,18 @@ const ANSWERS_CHANNEL: &str = "agentvisor_host_answers";
 /// How long a client waits for the owner's answer.
 pub const ANSWER_WAIT: Duration = Duration::from_secs(30);
 
-const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS host_requests (
+/// The request table as it is now.
+const TABLE: &str = "CREATE TABLE IF NOT EXISTS host_requests (
     id      BIGSERIAL PRIMARY KEY,
     request TEXT NOT NULL,
-    answer  TEXT NULL
-);
-ALTER TABLE host_requests ADD COLUMN IF NOT EXISTS taken BOOLEAN NOT NULL DEFAULT false";
+    answer  TEXT NULL,
+    taken   BOOLEAN NOT NULL DEFAULT false
+)";
 
-/// Notifies the connection's shard's channel `base` with the payload `$1`.
-fn notify_sql(base: &str) -> String {
-    format!("SELECT pg_notify({}, $1)", channel_sql(base))
-}
+/// What a table created before `taken` existed lacks; run by the owner when it starts serving
+/// (a client's insert needs nothing of it: the column has a default).
+const MIGRATE: &str =
+    "ALTER TABLE host_requests ADD COLUMN IF NOT EXISTS taken BOOLEAN NOT NULL DEFAULT false";
 
 /// The advisory lock the request table's creation takes.
 const HOST_REQUESTS_LOCK: i64 = 0x6167_656e_7476_0004;
@@ -100,15 +101,25 @@ async fn listen_after(
 
 /// [`listen`], creating the shard's schema and the request table first if needed, under a
 /// lock (concurrent `CREATE TABLE IF NOT EXISTS` can collide: a client and a node starting
-/// together).
+/// together). The owner (`serving`) also migrates an older table; a client only creates a
+/// missing one, so that a request takes no table lock beside the owner's reads.
 async fn listen_for_requests(
     url: &str,
     channel: &str,
+    serving: bool,
 ) -> Result<(Client, mpsc::UnboundedReceiver<String>), ControlError> {
-    let prepare = format!(
-        "{}; BEGIN; SELECT pg_advisory_xact_lock({HOST_REQUESTS_LOCK}); {SCHEMA}; COMMIT",
-        create_shard_schema_sql()
-    );
+    let shard = create_shard_schema_sql();
+    let prepare = if serving {
+        format!(
+            "{shard}; BEGIN; SELECT pg_advisory_xact_lock({HOST_REQUESTS_LOCK}); {TABLE}; {MIGRATE}; COMMIT"
+        )
+    } else {
+        format!(
+            "{shard}; DO $$ BEGIN IF to_regclass('host_requests') IS NULL THEN \
+             PERFORM pg_advisory_xact_lock({HOST_REQUESTS_LOCK}); EXECUTE '{}'; END IF; END $$",
+            TABLE.replace('\'', "''")
+        )
+    };
     listen_after(url, &prepare, channel).await
 }
 
@@ -154,7 +165,7 @@ impl Changes {
 pub(super) async fn serve(rt: Arc<Runtime>, url: String, stopping: CancellationToken) {
     let mut running: JoinSet<i64> = JoinSet::new();
     let served = async {
-        let (client, mut heard) = listen_for_requests(&url, REQUESTS_CHANNEL).await?;
+        let (client, mut heard) = listen_for_requests(&url, REQUESTS_CHANNEL, true).await?;
         let client = Arc::new(client);
         let mut answering: HashSet<i64> = HashSet::new();
         loop {
@@ -189,8 +200,20 @@ async fn take_pending(
     answering: &mut HashSet<i64>,
     running: &mut JoinSet<i64>,
 ) -> Result<(), ControlError> {
+    // One statement, one commit: every request nobody took is taken now (`taken_now`), beside
+    // those taken before (the main query sees the table as it was before the update).
     let rows = client
-        .query("SELECT id, request, taken FROM host_requests WHERE answer IS NULL ORDER BY id", &[])
+        .query(
+            "WITH took AS (
+                 UPDATE host_requests SET taken = true WHERE answer IS NULL AND NOT taken
+                 RETURNING id, request
+             )
+             SELECT id, request, true FROM took
+             UNION ALL
+             SELECT id, request, false FROM host_requests WHERE answer IS NULL AND taken
+             ORDER BY id",
+            &[],
+        )
         .await
         .map_err(db_error)?;
     for row in rows {
@@ -199,13 +222,7 @@ async fn take_pending(
             continue;
         }
         let text: String = row.try_get(1).map_err(db_error)?;
-        let taken: bool = row.try_get(2).map_err(db_error)?;
-        let taken_now = !taken
-            && client
-                .execute("UPDATE host_requests SET taken = true WHERE id = $1 AND NOT taken", &[&id])
-                .await
-                .map_err(db_error)?
-                == 1;
+        let taken_now: bool = row.try_get(2).map_err(db_error)?;
         answering.insert(id);
         let (client, rt) = (Arc::clone(client), Arc::clone(rt));
         running.spawn(async move {
@@ -241,46 +258,98 @@ async fn answer(
         Err(e) => Line::Error(HostError::new("control_protocol", format!("not a control request: {e}"))),
     };
     let answer = serde_json::to_string(&line).map_err(|e| ControlError::Protocol(e.to_string()))?;
-    client
-        .execute("UPDATE host_requests SET answer = $2 WHERE id = $1", &[&id, &answer])
-        .await
-        .map_err(db_error)?;
-    client.execute(&notify_sql(ANSWERS_CHANNEL), &[&id.to_string()]).await.map_err(db_error)?;
+    // One statement, one commit: the notification is delivered once the answer is visible.
+    let answered = format!(
+        "WITH answered AS (UPDATE host_requests SET answer = $2 WHERE id = $1 RETURNING id) \
+         SELECT pg_notify({}, id::text) FROM answered",
+        channel_sql(ANSWERS_CHANNEL)
+    );
+    client.execute(&answered, &[&id, &answer]).await.map_err(db_error)?;
     Ok(())
 }
 
 /// Sends `request` to the runtime that owns the state in the database `url` names and returns
-/// its answer: the client's half.
+/// its answer: the client's half, on a connection of its own ([`Requester`] keeps one for
+/// many requests).
 pub async fn request(url: &str, request: &Request) -> Result<Value, ControlError> {
-    let (client, mut heard) = listen_for_requests(url, ANSWERS_CHANNEL).await?;
-    let text = serde_json::to_string(request).map_err(|e| ControlError::Protocol(e.to_string()))?;
-    let row = client
-        .query_one("INSERT INTO host_requests (request) VALUES ($1) RETURNING id", &[&text])
-        .await
-        .map_err(db_error)?;
-    let id: i64 = row.try_get(0).map_err(db_error)?;
-    let mine = id.to_string();
-    client.execute(&notify_sql(REQUESTS_CHANNEL), &[&mine]).await.map_err(db_error)?;
-    let _ = tokio::time::timeout(ANSWER_WAIT, async {
-        while let Some(note) = heard.recv().await {
-            if note == mine {
-                return;
+    Requester::connect(url).await?.request(request).await
+}
+
+/// A client of the runtime that owns the state in one database (or shard) that keeps its
+/// connection: its requests, concurrent ones too, cost no connection of their own.
+pub struct Requester {
+    client: Client,
+    /// The requests waiting for their answer's notification, by row id.
+    waiting: Arc<parking_lot::Mutex<HashMap<i64, oneshot::Sender<()>>>>,
+    /// Hands the answers' notifications to their requests; ends with the requester.
+    dispatch: tokio::task::JoinHandle<()>,
+}
+
+impl Requester {
+    /// Connects to the database `url` names, listening for answers.
+    pub async fn connect(url: &str) -> Result<Requester, ControlError> {
+        let (client, mut heard) = listen_for_requests(url, ANSWERS_CHANNEL, false).await?;
+        let waiting: Arc<parking_lot::Mutex<HashMap<i64, oneshot::Sender<()>>>> = Arc::default();
+        let dispatch = {
+            let waiting = Arc::clone(&waiting);
+            tokio::spawn(async move {
+                while let Some(note) = heard.recv().await {
+                    let Ok(id) = note.parse::<i64>() else { continue };
+                    if let Some(answered) = waiting.lock().remove(&id) {
+                        let _ = answered.send(());
+                    }
+                }
+            })
+        };
+        Ok(Requester { client, waiting, dispatch })
+    }
+
+    /// Sends `request` and returns its answer, waiting at most [`ANSWER_WAIT`].
+    pub async fn request(&self, request: &Request) -> Result<Value, ControlError> {
+        let text = serde_json::to_string(request).map_err(|e| ControlError::Protocol(e.to_string()))?;
+        // One statement, one commit: the owner is notified once the row is visible.
+        let sent = format!(
+            "WITH sent AS (INSERT INTO host_requests (request) VALUES ($1) RETURNING id) \
+             SELECT id, pg_notify({}, id::text) FROM sent",
+            channel_sql(REQUESTS_CHANNEL)
+        );
+        let row = self.client.query_one(&sent, &[&text]).await.map_err(db_error)?;
+        let id: i64 = row.try_get(0).map_err(db_error)?;
+        let (answered, heard) = oneshot::channel();
+        self.waiting.lock().insert(id, answered);
+        // An answer written before this request was registered notified nobody: read it now.
+        // One written later notifies after it is visible, so the wait below hears it.
+        let answer = match self.answer(id).await? {
+            Some(answer) => Some(answer),
+            None => {
+                let _ = tokio::time::timeout(ANSWER_WAIT, heard).await;
+                self.answer(id).await?
             }
+        };
+        self.waiting.lock().remove(&id);
+        let Some(answer) = answer else {
+            return Err(ControlError::NoAnswer { waited_ms: ANSWER_WAIT.as_millis() as u64 });
+        };
+        match serde_json::from_str::<Line>(&answer) {
+            Ok(Line::Result(value)) => Ok(value),
+            Ok(Line::Error(e)) => Err(ControlError::Refused(e)),
+            Ok(Line::Progress(_)) => Err(ControlError::Protocol("a progress line as the answer".to_string())),
+            Err(e) => Err(ControlError::Protocol(e.to_string())),
         }
-    })
-    .await;
-    let answer: Option<String> = client
-        .query_one("SELECT answer FROM host_requests WHERE id = $1", &[&id])
-        .await
-        .and_then(|row| row.try_get(0))
-        .map_err(db_error)?;
-    let Some(answer) = answer else {
-        return Err(ControlError::NoAnswer { waited_ms: ANSWER_WAIT.as_millis() as u64 });
-    };
-    match serde_json::from_str::<Line>(&answer) {
-        Ok(Line::Result(value)) => Ok(value),
-        Ok(Line::Error(e)) => Err(ControlError::Refused(e)),
-        Ok(Line::Progress(_)) => Err(ControlError::Protocol("a progress line as the answer".to_string())),
-        Err(e) => Err(ControlError::Protocol(e.to_string())),
+    }
+
+    /// Row `id`'s answer, if written.
+    async fn answer(&self, id: i64) -> Result<Option<String>, ControlError> {
+        self.client
+            .query_one("SELECT answer FROM host_requests WHERE id = $1", &[&id])
+            .await
+            .and_then(|row| row.try_get(0))
+            .map_err(db_error)
+    }
+}
+
+impl Drop for Requester {
+    fn drop(&mut self) {
+        self.dispatch.abort();
     }
 }
