@@ -106,7 +106,8 @@ pub(crate) async fn run(state: &Path, args: NodeArgs) -> anyhow::Result<ExitCode
             match failures.as_mut() {
                 Some(failures) => match failures.wait_for(Option::is_some).await {
                     Ok(cause) => cause.clone(),
-                    Err(_) => std::future::pending().await,
+                    // The store is gone: stop as on a signal.
+                    Err(_) => None,
                 },
                 None => std::future::pending().await,
             }

@@ -1,7 +1,7 @@
 //! `agentvisor shards`: the shards of a PostgreSQL store, the node serving each and their
 //! processes, read from anywhere.
 
-use agentvisor::actors::store::{ShardInfo, shards};
+use agentvisor::actors::store::{MAIN_SHARD, ShardInfo, shards};
 use anyhow::{Context, bail};
 use serde_json::json;
 use std::process::ExitCode;
@@ -21,7 +21,7 @@ pub(crate) async fn run(args: ShardsArgs) -> anyhow::Result<ExitCode> {
         );
     };
     let found = shards(base).with_context(|| {
-        format!("failed to list the shards of {}", super::stores::describe_shard(base, "main"))
+        format!("failed to list the shards of {}", super::stores::describe_shard(base, MAIN_SHARD))
     })?;
     if args.json {
         let rows: Vec<_> = found.iter().map(as_json).collect();
@@ -31,7 +31,7 @@ pub(crate) async fn run(args: ShardsArgs) -> anyhow::Result<ExitCode> {
     if found.is_empty() {
         eprintln!(
             "no shard in {} yet: a command that starts processes creates one",
-            super::stores::describe_shard(base, "main")
+            super::stores::describe_shard(base, MAIN_SHARD)
         );
         return Ok(ExitCode::SUCCESS);
     }

@@ -3,11 +3,13 @@
 //!
 //! The database is the truth and `LISTEN`/`NOTIFY` the wake-up. A client writes its request
 //! (the socket protocol's JSON) as a row of `host_requests`, listening on the answers channel
-//! first, and notifies the owner; the owner, listening on the requests channel, answers every
-//! row without an answer in id order (so a notification lost while it was busy costs nothing:
-//! the next one, or its start, finds the row), writes the answer line into the row and
-//! notifies the answers channel with the row's id. A client that hears nothing within
-//! [`ANSWER_WAIT`] reads its row once more and reports that the owner did not answer.
+//! first, and notifies the owner in the same statement; the owner, listening on the requests
+//! channel, takes every row nobody took, in id order, whenever it is woken (so a notification
+//! lost while it was busy costs nothing: the next one, or its start, finds the row), answers
+//! each in a task of its own, writes the answer line into the row and notifies the answers
+//! channel with the row's id in one statement. A client that hears nothing within
+//! [`ANSWER_WAIT`] reads its row once more and reports that the owner did not answer. Each
+//! shard of a database has its own table and channels.
 
 use super::ControlError;
 use super::limits::STOP_GRACE_MS;
