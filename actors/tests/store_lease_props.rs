@@ -1,10 +1,11 @@
-//! Property: however nodes open, hang, die and write in turn on one PostgreSQL database, only
-//! the node holding the latest claim ever commits (no two live nodes own the store), and every
-//! acknowledged change is there at the end.
+//! Property: however nodes open, hang, die and write in turn on the shards of one PostgreSQL
+//! database, on each shard only the node holding its latest claim ever commits (no two live
+//! nodes own a shard, and what happens on one shard does not disturb another), and every
+//! acknowledged change is there at the end, in its shard.
 
 use agentvisor_actors::kernel::ids::CountingIds;
 use agentvisor_actors::kernel::process::ProcessRow;
-use agentvisor_actors::store::{Change, NodeLease, PostgresStore, Store, StoreError};
+use agentvisor_actors::store::{Change, MAIN_SHARD, NodeLease, PostgresStore, Store, StoreError, shard_url};
 use proptest::prelude::*;
 use std::time::Duration;
 
@@ -12,25 +13,40 @@ mod pg_server;
 mod seeded;
 mod store_fixtures;
 
+/// Nodes per shard.
 const NODES: usize = 2;
+/// The shards the nodes open.
+const SHARDS: [&str; 2] = [MAIN_SHARD, "s1"];
+/// Every (node, shard) pair, numbered: a node's handle on one shard.
+const HANDLES: usize = NODES * SHARDS.len();
 const LEASE: Duration = Duration::from_millis(300);
+
+/// The shard handle `h` is on.
+fn shard_of(h: usize) -> usize {
+    h / NODES
+}
+
+/// The name handle `h`'s node has on its shard.
+fn name_of(h: usize) -> String {
+    format!("n{}", h % NODES)
+}
 
 #[derive(Clone, Debug)]
 enum Step {
-    /// Node i opens the store (claims it if it can).
+    /// Handle h opens its shard (claims it if it can).
     Open(usize),
-    /// Node i hangs: it renews its lease no more and writes nothing until it wakes.
+    /// Handle h hangs: it renews its lease no more and writes nothing until it wakes.
     Hang(usize),
-    /// Node i wakes from a hang and writes again (its lease is renewed only by its writes).
+    /// Handle h wakes from a hang and writes again (its lease is renewed only by its writes).
     Wake(usize),
-    /// Node i's process dies: the server ends its writer's session, and its handle is gone.
+    /// Handle h's process dies: the server ends its writer's session, and its handle is gone.
     Kill(usize),
     /// A whole lease passes.
     LeasePasses,
 }
 
 fn step() -> impl Strategy<Value = Step> {
-    let node = 0..NODES;
+    let node = 0..HANDLES;
     prop_oneof![
         3 => node.clone().prop_map(Step::Open),
         2 => node.clone().prop_map(Step::Hang),
@@ -53,60 +69,65 @@ struct Open {
 
 fn run(url: &str, steps: &[Step]) -> Result<(), TestCaseError> {
     let commit = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
-    let mut nodes: Vec<Option<Open>> = (0..NODES).map(|_| None).collect();
-    let mut latest_fence = PostgresStore::owner_of(url).expect("reads").map_or(0, |o| o.fence);
-    let mut ids = CountingIds::new(latest_fence + 1);
-    let mut acknowledged: Vec<ProcessRow> = Vec::new();
+    let urls: Vec<String> = SHARDS.iter().map(|shard| shard_url(url, shard).expect("a shard URL")).collect();
+    let mut nodes: Vec<Option<Open>> = (0..HANDLES).map(|_| None).collect();
+    let mut latest_fence: Vec<u64> =
+        urls.iter().map(|url| PostgresStore::owner_of(url).expect("reads").map_or(0, |o| o.fence)).collect();
+    let mut ids = CountingIds::new(latest_fence.iter().sum::<u64>() + 1);
+    let mut acknowledged: Vec<(usize, ProcessRow)> = Vec::new();
     for step in steps {
         match *step {
-            Step::Open(i) if nodes[i].is_none() => {
-                let lease = NodeLease::new(format!("n{i}"), LEASE).expect("a valid lease");
-                match PostgresStore::open_as(url, &lease) {
+            Step::Open(h) if nodes[h].is_none() => {
+                let lease = NodeLease::new(name_of(h), LEASE).expect("a valid lease");
+                let k = shard_of(h);
+                match PostgresStore::open_as(&urls[k], &lease) {
                     Ok(store) => {
                         let fence = store.owner().expect("reads").expect("owned").fence;
-                        prop_assert!(fence > latest_fence, "a claim did not advance the fence");
-                        latest_fence = fence;
-                        nodes[i] = Some(Open { store, fence, hung: false });
+                        prop_assert!(fence > latest_fence[k], "a claim did not advance the fence");
+                        latest_fence[k] = fence;
+                        nodes[h] = Some(Open { store, fence, hung: false });
                     }
                     Err(StoreError::OwnedElsewhere { .. }) => {}
                     Err(other) => prop_assert!(false, "opening failed: {other:?}"),
                 }
             }
             Step::Open(_) => {}
-            Step::Hang(i) => {
-                if let Some(open) = &mut nodes[i] {
+            Step::Hang(h) => {
+                if let Some(open) = &mut nodes[h] {
                     open.store.stop_renewing();
                     open.hung = true;
                 }
             }
-            Step::Wake(i) => {
-                if let Some(open) = &mut nodes[i] {
+            Step::Wake(h) => {
+                if let Some(open) = &mut nodes[h] {
                     open.hung = false;
                 }
             }
-            Step::Kill(i) => {
-                if let Some(open) = nodes[i].take() {
-                    terminate_writer(url.to_string(), &format!("n{i}"), open.fence);
+            Step::Kill(h) => {
+                if let Some(open) = nodes[h].take() {
+                    terminate_writer(urls[shard_of(h)].clone(), &name_of(h), open.fence);
                     drop(open);
                 }
             }
             Step::LeasePasses => std::thread::sleep(LEASE + Duration::from_millis(50)),
         }
-        // After every step, every node that does not hang writes.
-        for (i, open) in nodes.iter().enumerate() {
+        // After every step, every handle that does not hang writes.
+        for (h, open) in nodes.iter().enumerate() {
             let Some(open) = open.as_ref().filter(|o| !o.hung) else { continue };
             let row = store_fixtures::launched(&mut ids, None);
             match commit.block_on(open.store.submit(vec![Change::PutProcess(row.clone())])) {
                 Ok(_) => {
+                    let k = shard_of(h);
                     prop_assert_eq!(
                         open.fence,
-                        latest_fence,
-                        "node n{} committed under fence {} after fence {} was claimed",
-                        i,
+                        latest_fence[k],
+                        "{} committed on shard {} under fence {} after fence {} was claimed",
+                        name_of(h),
+                        SHARDS[k],
                         open.fence,
-                        latest_fence
+                        latest_fence[k]
                     );
-                    acknowledged.push(row);
+                    acknowledged.push((k, row));
                 }
                 Err(
                     StoreError::LeaseLost(_)
@@ -118,12 +139,23 @@ fn run(url: &str, steps: &[Step]) -> Result<(), TestCaseError> {
             }
         }
     }
-    if acknowledged.is_empty() {
-        return Ok(());
-    }
-    let view = PostgresStore::open_read_only(url).expect("a view opens");
-    for row in &acknowledged {
-        prop_assert_eq!(view.process(row.pid), Ok(Some(row.clone())), "an acknowledged change is missing");
+    for (k, url) in urls.iter().enumerate() {
+        let mine: Vec<&ProcessRow> =
+            acknowledged.iter().filter(|(at, _)| *at == k).map(|(_, row)| row).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let view = PostgresStore::open_read_only(url).expect("a view opens");
+        for row in mine {
+            prop_assert_eq!(
+                view.process(row.pid),
+                Ok(Some(row.clone())),
+                "an acknowledged change is missing"
+            );
+        }
+        for (_, row) in acknowledged.iter().filter(|(at, _)| *at != k) {
+            prop_assert_eq!(view.process(row.pid), Ok(None), "a change of another shard is in this one");
+        }
     }
     drop(nodes);
     Ok(())
@@ -166,4 +198,28 @@ fn a_node_that_wakes_after_another_claimed_never_commits() {
     let steps =
         [Step::Open(0), Step::Hang(0), Step::LeasePasses, Step::Open(1), Step::Wake(0), Step::Open(0)];
     run(&url, &steps).expect("only the latest claim commits");
+}
+
+/// Across shards: while node n0 hangs past its lease on the main shard, its handle on s1 keeps
+/// writing (and so its lease there); n1 claims the main shard but not s1, and n0's main-shard
+/// handle never commits once it wakes.
+#[test]
+fn a_claim_on_one_shard_leaves_another_alone() {
+    let Some(url) = pg_server::fresh_database() else { return };
+    let steps = [
+        Step::Open(0),
+        Step::Open(2),
+        Step::Hang(0),
+        Step::LeasePasses,
+        Step::Open(1),
+        Step::Open(3),
+        Step::Wake(0),
+    ];
+    run(&url, &steps).expect("on each shard only the latest claim commits");
+    let last = |shard: &str| {
+        let owner = PostgresStore::owner_of(&shard_url(&url, shard).expect("a shard URL")).expect("reads");
+        owner.map(|o| (o.node, o.fence))
+    };
+    assert_eq!(last(MAIN_SHARD), Some(("n1".to_string(), 2)), "n1 claimed the main shard after n0's lease");
+    assert_eq!(last("s1"), Some(("n0".to_string(), 1)), "s1 stayed n0's: its lease there was renewed");
 }
