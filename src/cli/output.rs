@@ -108,10 +108,11 @@ impl View {
             );
         } else {
             eprintln!(
-                "no live node owns {} (node {} held it last, fence {}); `agentvisor node` takes it over",
+                "no live node owns {} (node {} held it last, fence {}); `{}` takes it over",
                 super::stores::owned_part(),
                 owner.node,
-                owner.fence
+                owner.fence,
+                super::stores::node_command()
             );
         }
     }
@@ -122,7 +123,9 @@ impl View {
 pub(crate) fn open_view(state: &Path) -> anyhow::Result<View> {
     super::stores::require_state(state)?;
     let rt = Runtime::open_read_only(state, super::stores::runtime_options(RuntimeOptions::new()))
-        .with_context(|| format!("failed to open {}", super::stores::describe(state)))?;
+        .with_context(|| {
+            format!("failed to open {}{}", super::stores::describe(state), super::stores::other_shards_hint())
+        })?;
     let epoch = rt.epoch().0;
     // A PostgreSQL store's owner is a node anywhere, known by its lease; a directory's by
     // its lock.

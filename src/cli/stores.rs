@@ -65,28 +65,64 @@ fn shard_holding(base: &str, pid: &str) -> anyhow::Result<String> {
 /// What a node owns on the command's store, for messages: `the store` (its main shard) or
 /// `shard NAME`.
 pub(crate) fn owned_part() -> String {
-    match BASE.get() {
-        Some((_, shard)) if shard != MAIN_SHARD => format!("shard {shard}"),
-        _ => "the store".to_string(),
+    match shard() {
+        MAIN_SHARD => "the store".to_string(),
+        shard => format!("shard {shard}"),
+    }
+}
+
+/// The shards of the command's database other than the one it uses; empty without shards,
+/// and (said on stderr) when they cannot be listed.
+fn other_shards() -> Vec<String> {
+    let Some((base, shard)) = BASE.get() else { return Vec::new() };
+    match shard_names(base) {
+        Ok(names) => names.into_iter().filter(|name| name != shard).collect(),
+        Err(e) => {
+            eprintln!("agentvisor: the store's shards could not be listed: {e}");
+            Vec::new()
+        }
     }
 }
 
 /// Names, on stderr, the shards of the command's database other than the one it shows, so
 /// that a view of one shard does not pass for the whole tree; nothing without shards.
 pub(crate) fn say_other_shards() {
-    let Some((base, shard)) = BASE.get() else { return };
-    match shard_names(base) {
-        Ok(names) => {
-            let others: Vec<&str> = names.iter().map(String::as_str).filter(|name| name != shard).collect();
-            if !others.is_empty() {
-                eprintln!(
-                    "showing {}; other shards: {} (`agentvisor shards`; `--shard NAME` shows one)",
-                    if shard == MAIN_SHARD { "the main shard".to_string() } else { format!("shard {shard}") },
-                    others.join(", ")
-                );
-            }
-        }
-        Err(e) => eprintln!("agentvisor: the store's shards could not be listed: {e}"),
+    let others = other_shards();
+    if !others.is_empty() {
+        eprintln!(
+            "showing {}; other shards: {} (`agentvisor shards`; `--shard NAME` shows one)",
+            shard_phrase(),
+            others.join(", ")
+        );
+    }
+}
+
+/// What to add to a failure to open the command's shard: the shards the database has.
+pub(crate) fn other_shards_hint() -> String {
+    let others = other_shards();
+    if others.is_empty() {
+        return String::new();
+    }
+    format!(
+        " ({} is not one of the database's shards here; pass --shard with one of: {})",
+        shard_phrase(),
+        others.join(", ")
+    )
+}
+
+/// `the main shard` or `shard NAME`, for messages.
+fn shard_phrase() -> String {
+    match shard() {
+        MAIN_SHARD => "the main shard".to_string(),
+        shard => format!("shard {shard}"),
+    }
+}
+
+/// The command that serves the command's shard, for messages.
+pub(crate) fn node_command() -> String {
+    match shard() {
+        MAIN_SHARD => "agentvisor node".to_string(),
+        shard => format!("agentvisor --shard {shard} node"),
     }
 }
 
