@@ -64,13 +64,13 @@ fn db_error(e: tokio_postgres::Error) -> ControlError {
 /// Connects to `url` and listens on `channel`: the client, and the payloads of the
 /// notifications it hears. The connection is driven by a task of its own, which ends with it.
 async fn listen(url: &str, channel: &str) -> Result<(Client, mpsc::UnboundedReceiver<String>), ControlError> {
-    listen_after(url, "", channel).await
+    listen_after(url, None, channel).await
 }
 
-/// [`listen`], running `prepare` (SQL) on the connection first.
+/// [`listen`], running `prepare` (SQL), if any, on the connection first.
 async fn listen_after(
     url: &str,
-    prepare: &str,
+    prepare: Option<&str>,
     channel: &str,
 ) -> Result<(Client, mpsc::UnboundedReceiver<String>), ControlError> {
     let (client, mut connection) = tokio_postgres::connect(url, NoTls).await.map_err(db_error)?;
@@ -92,7 +92,7 @@ async fn listen_after(
             }
         }
     });
-    if !prepare.is_empty() {
+    if let Some(prepare) = prepare {
         client.batch_execute(prepare).await.map_err(db_error)?;
     }
     // Each shard's channels carry its name: the server names them for this connection.
@@ -122,7 +122,7 @@ async fn listen_for_requests(
             TABLE.replace('\'', "''")
         )
     };
-    listen_after(url, &prepare, channel).await
+    listen_after(url, Some(&prepare), channel).await
 }
 
 /// The commits of the store kept in a PostgreSQL database, as they happen: each committing
@@ -170,10 +170,14 @@ pub(super) async fn serve(rt: Arc<Runtime>, url: String, stopping: CancellationT
         let (client, mut heard) = listen_for_requests(&url, REQUESTS_CHANNEL, true).await?;
         let client = Arc::new(client);
         let mut answering: HashSet<i64> = HashSet::new();
+        // Once at the start (rows written while no owner listened), then at each notification.
+        take_pending(&client, &rt, &mut answering, &mut running).await?;
         loop {
-            take_pending(&client, &rt, &mut answering, &mut running).await?;
             tokio::select! {
-                note = heard.recv() => if note.is_none() { return Err(ControlError::Closed) },
+                note = heard.recv() => match note {
+                    Some(_) => take_pending(&client, &rt, &mut answering, &mut running).await?,
+                    None => return Err(ControlError::Closed),
+                },
                 Some(done) = running.join_next() => match done {
                     Ok(id) => { answering.remove(&id); }
                     Err(e) => tracing::error!(error = %e, "a host request's task ended abnormally"),

@@ -146,37 +146,33 @@ pub async fn channel_name(
 /// The names of the shards of the database `base` names whose kernel tables exist, the main
 /// shard first, then by name.
 pub fn shard_names(base: &str) -> Result<Vec<String>, StoreError> {
-    let schemas = super::off_runtime(|| {
-        let mut db = PgDb::connect(base)?;
-        let (runtime, client) = db.parts();
-        runtime
-            .block_on(async {
-                let rows = client
-                    .query(
-                        "SELECT nspname FROM pg_namespace \
-                         WHERE to_regclass(quote_ident(nspname) || '.owner') IS NOT NULL \
-                         ORDER BY nspname <> 'public', nspname",
-                        &[],
-                    )
-                    .await?;
-                rows.iter().map(|row| row.try_get::<_, String>(0)).collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(|e| client_error(base, e))
-    })?;
-    Ok(schemas.iter().filter_map(|schema| shard_of_schema(schema)).collect())
+    super::off_runtime(|| names_on(&mut PgDb::connect(base)?, base))
 }
 
 /// Every shard of the database `base` names ([`shard_names`]): its owner and how many of its
-/// processes are live.
+/// processes are live. One connection visits every shard.
 pub fn shards(base: &str) -> Result<Vec<ShardInfo>, StoreError> {
-    let mut found = Vec::new();
-    for shard in shard_names(base)? {
-        let url = shard_url(base, &shard)?;
-        let owner = PostgresStore::owner_of(&url)?;
-        let (live, processes) = counts(&url)?;
-        found.push(ShardInfo { name: shard, owner, live, processes });
-    }
-    Ok(found)
+    super::off_runtime(|| {
+        let mut db = PgDb::connect(base)?;
+        let mut found = Vec::new();
+        for shard in names_on(&mut db, base)? {
+            enter(&mut db, base, &shard)?;
+            let owner = super::lease::owner(&mut db, base)?;
+            let (runtime, client) = db.parts();
+            let sql = format!(
+                "SELECT count(*) FILTER (WHERE {}), count(*) FROM processes",
+                crate::store::sql::read::LIVE_STATUS
+            );
+            let row = runtime.block_on(client.query_one(&sql, &[])).map_err(|e| client_error(base, e))?;
+            let count = |i: usize| {
+                row.try_get::<_, i64>(i)
+                    .map(|n| u64::try_from(n).unwrap_or(0))
+                    .map_err(|e| client_error(base, e))
+            };
+            found.push(ShardInfo { name: shard, owner, live: count(0)?, processes: count(1)? });
+        }
+        Ok(found)
+    })
 }
 
 impl PostgresStore {
@@ -186,44 +182,56 @@ impl PostgresStore {
     }
 }
 
-/// How many processes of the shard `url` opens are live, and how many there are.
-fn counts(url: &str) -> Result<(u64, u64), StoreError> {
-    super::off_runtime(|| {
-        let mut db = PgDb::connect(url)?;
-        let (runtime, client) = db.parts();
-        let sql = format!(
-            "SELECT count(*) FILTER (WHERE {}), count(*) FROM processes",
-            crate::store::sql::read::LIVE_STATUS
-        );
-        let row = runtime.block_on(client.query_one(&sql, &[])).map_err(|e| client_error(url, e))?;
-        let count = |i: usize| {
-            row.try_get::<_, i64>(i).map(|n| u64::try_from(n).unwrap_or(0)).map_err(|e| client_error(url, e))
-        };
-        Ok((count(0)?, count(1)?))
-    })
-}
-
 /// The shards of the database `base` names holding a process whose pid is `text`, or starts
-/// or ends with it (as the command line resolves a pid), in [`shards`]' order.
+/// or ends with it (as the command line resolves a pid), in [`shards`]' order. One connection
+/// visits every shard.
 pub fn shards_holding(base: &str, text: &str) -> Result<Vec<String>, StoreError> {
     let wanted = text.trim().to_ascii_lowercase();
-    let mut holding = Vec::new();
-    for shard in shard_names(base)? {
-        let url = shard_url(base, &shard)?;
-        let found = super::off_runtime(|| {
-            let mut db = PgDb::connect(&url)?;
+    super::off_runtime(|| {
+        let mut db = PgDb::connect(base)?;
+        let mut holding = Vec::new();
+        for shard in names_on(&mut db, base)? {
+            enter(&mut db, base, &shard)?;
             let (runtime, client) = db.parts();
-            runtime
+            let found = runtime
                 .block_on(client.query_opt(
                     "SELECT 1 FROM processes WHERE pid = $1 OR pid LIKE $1 || '%' OR pid LIKE '%' || $1 LIMIT 1",
                     &[&wanted],
                 ))
-                .map(|row| row.is_some())
-                .map_err(|e| client_error(&url, e))
-        })?;
-        if found {
-            holding.push(shard);
+                .map_err(|e| client_error(base, e))?
+                .is_some();
+            if found {
+                holding.push(shard);
+            }
         }
-    }
-    Ok(holding)
+        Ok(holding)
+    })
+}
+
+/// The shards whose kernel tables exist, read on `db` (a connection to `base`).
+fn names_on(db: &mut PgDb, base: &str) -> Result<Vec<String>, StoreError> {
+    let (runtime, client) = db.parts();
+    let schemas = runtime
+        .block_on(async {
+            let rows = client
+                .query(
+                    "SELECT nspname FROM pg_namespace \
+                     WHERE to_regclass(quote_ident(nspname) || '.owner') IS NOT NULL \
+                     ORDER BY nspname <> 'public', nspname",
+                    &[],
+                )
+                .await?;
+            rows.iter().map(|row| row.try_get::<_, String>(0)).collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| client_error(base, e))?;
+    Ok(schemas.iter().filter_map(|schema| shard_of_schema(schema)).collect())
+}
+
+/// Points `db`'s unqualified names at `shard`'s tables, as [`shard_url`]'s connections are.
+fn enter(db: &mut PgDb, base: &str, shard: &str) -> Result<(), StoreError> {
+    check_shard_name(shard)?;
+    let (runtime, client) = db.parts();
+    runtime
+        .block_on(client.batch_execute(&format!("SET search_path TO \"{}\"", schema_of(shard))))
+        .map_err(|e| client_error(base, e))
 }
