@@ -597,7 +597,8 @@ async fn a_blocking_receive_through_the_database_is_woken_by_a_send_through_it()
 
 /// A node with `--take-over` claims the shard of another node that was SIGKILLed mid-work
 /// (no node stands by for that shard) and finishes its tree, nothing replayed; stopping it
-/// stops the node it started for that shard.
+/// stops the node it started for that shard. While the shard's node cannot start there, it
+/// is tried again after one look, then two, then four.
 #[test]
 fn a_node_taking_over_finishes_the_tree_of_a_shard_whose_node_was_sigkilled() {
     let Some(url) = pg_server::fresh_database() else { return };
@@ -616,6 +617,10 @@ fn a_node_taking_over_finishes_the_tree_of_a_shard_whose_node_was_sigkilled() {
         &["--node", "b", "--lease-ms", "2000", "--shard", "s2", "node", "--take-over"],
     );
     b.wait_for("node b serving");
+    // A file where b keeps the state of the node it starts for s1: that node cannot start.
+    let in_the_way = b_state.join("shards").join("s1");
+    std::fs::create_dir_all(b_state.join("shards")).expect("mkdir");
+    std::fs::write(&in_the_way, "not a directory").expect("a file in the way");
 
     let demo = Running::start(&client, &url, &["--shard", "s1", "demo", data.to_str().expect("utf-8")]);
     a.wait_for("fault injected");
@@ -623,7 +628,18 @@ fn a_node_taking_over_finishes_the_tree_of_a_shard_whose_node_was_sigkilled() {
     let (code, a_lines) = a.finish();
     assert_eq!(code, None, "node a was killed: {a_lines}");
 
-    b.wait_for("node b takes over shard s1");
+    let waits: Vec<String> = (0..3)
+        .map(|_| {
+            let line = b.wait_for("a node for shard s1 could not start");
+            let (_, wait) = line.rsplit_once("trying again in ").expect("says when it tries again");
+            wait.to_string()
+        })
+        .collect();
+    let look = std::time::Duration::from_millis(2_000) / 3;
+    let doubling: Vec<String> =
+        [1u32, 2, 4].into_iter().map(|n| format!("{} ms", (look * n).as_millis())).collect();
+    assert_eq!(waits, doubling);
+    std::fs::remove_file(&in_the_way).expect("out of the way");
     let claimed = b.wait_for("[shard s1] node b owns shard s1 of");
     assert!(claimed.ends_with("(fence 2)"), "{claimed}");
     let (code, demo_lines) = demo.finish();
@@ -639,6 +655,7 @@ fn a_node_taking_over_finishes_the_tree_of_a_shard_whose_node_was_sigkilled() {
     b.signal("-TERM");
     let (code, b_lines) = b.finish();
     assert_eq!(code, Some(0), "{b_lines}");
+    assert!(b_lines.contains("node b takes over shard s1"), "{b_lines}");
     assert!(b_lines.contains("[shard s1] node b stopped"), "{b_lines}");
     assert!(b_lines.contains("the node serving shard s1 stopped"), "{b_lines}");
     assert!(!shards(&client, &url).iter().any(|s| s["node"] == "b"), "b's leases ended with it");

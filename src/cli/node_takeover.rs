@@ -10,12 +10,22 @@
 //! shards' sessions with it and they can be claimed again; stopping this node stops them
 //! cleanly first. Nodes taking over race for a shard as any claimers do: one wins, the others'
 //! children stand by for it.
+//!
+//! A shard whose node cannot start, or ends failing before it has served a lease, is started
+//! again after a wait that doubles with each such failure in a row (one look, two, four … up
+//! to [`BACKOFF_LOOKS_MAX`]), so a shard this machine cannot serve is not retried, and its
+//! error repeated, at every look.
 
 use agentvisor::actors::store::{NodeLease, shards};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The longest wait before a shard whose node keeps failing is tried again, in looks (a look
+/// is a third of the lease).
+const BACKOFF_LOOKS_MAX: u32 = 64;
 
 /// The shards this node serves in processes of its own.
 pub(crate) struct TakeOver {
@@ -23,7 +33,20 @@ pub(crate) struct TakeOver {
     own: String,
     lease: NodeLease,
     state: PathBuf,
-    children: HashMap<String, Child>,
+    children: HashMap<String, Started>,
+    backoff: HashMap<String, Backoff>,
+}
+
+/// A node process serving a shard, and when it started.
+struct Started {
+    child: Child,
+    at: Instant,
+}
+
+/// A shard whose node failed `failures` times in a row, and when it may be tried again.
+struct Backoff {
+    failures: u32,
+    not_before: Instant,
 }
 
 impl TakeOver {
@@ -35,24 +58,50 @@ impl TakeOver {
             lease,
             state: state.to_path_buf(),
             children: HashMap::new(),
+            backoff: HashMap::new(),
         }
+    }
+
+    /// Counts a failure of `shard`'s node (a new run of failures if `served` says the last
+    /// node served a whole lease first) and says when it is tried again.
+    fn failed(&mut self, shard: &str, served: bool) -> String {
+        let every = self.lease.renew_every();
+        let backoff = self
+            .backoff
+            .entry(shard.to_string())
+            .or_insert(Backoff { failures: 0, not_before: Instant::now() });
+        backoff.failures = if served { 1 } else { backoff.failures.saturating_add(1) };
+        let looks = 1u32.checked_shl(backoff.failures - 1).unwrap_or(u32::MAX).min(BACKOFF_LOOKS_MAX);
+        let wait: Duration = every * looks;
+        backoff.not_before = Instant::now() + wait;
+        format!("trying again in {} ms", wait.as_millis())
     }
 
     /// Looks at the database once: forgets the children that ended, and starts a node for
     /// every other shard with live processes and no live owner that has none yet. Fails only
     /// when stdout is gone.
     pub(crate) fn look(&mut self) -> anyhow::Result<()> {
-        self.children.retain(|shard, child| match child.try_wait() {
+        let mut ended = Vec::new();
+        self.children.retain(|shard, started| match started.child.try_wait() {
             Ok(None) => true,
             Ok(Some(status)) => {
-                eprintln!("the node serving shard {shard} ended ({status})");
+                ended.push((shard.clone(), format!("ended ({status})"), status.success(), started.at));
                 false
             }
             Err(e) => {
-                eprintln!("the node serving shard {shard} cannot be waited for: {e}");
+                ended.push((shard.clone(), format!("cannot be waited for: {e}"), false, started.at));
                 false
             }
         });
+        for (shard, how, success, at) in ended {
+            if success {
+                self.backoff.remove(&shard);
+                eprintln!("the node serving shard {shard} {how}");
+            } else {
+                let again = self.failed(&shard, at.elapsed() >= self.lease.lease());
+                eprintln!("the node serving shard {shard} {how}; {again}");
+            }
+        }
         let found = match shards(&self.base) {
             Ok(found) => found,
             Err(e) => {
@@ -62,7 +111,8 @@ impl TakeOver {
         };
         for shard in found {
             let orphaned = shard.live > 0 && !shard.is_served();
-            if shard.name == self.own || !orphaned || self.children.contains_key(&shard.name) {
+            let waiting = self.backoff.get(&shard.name).is_some_and(|b| Instant::now() < b.not_before);
+            if shard.name == self.own || !orphaned || waiting || self.children.contains_key(&shard.name) {
                 continue;
             }
             outln!(
@@ -73,9 +123,12 @@ impl TakeOver {
             );
             match self.start(&shard.name) {
                 Ok(child) => {
-                    self.children.insert(shard.name, child);
+                    self.children.insert(shard.name, Started { child, at: Instant::now() });
                 }
-                Err(e) => eprintln!("agentvisor: a node for shard {} could not start: {e}", shard.name),
+                Err(e) => {
+                    let again = self.failed(&shard.name, false);
+                    eprintln!("agentvisor: a node for shard {} could not start: {e}; {again}", shard.name);
+                }
             }
         }
         Ok(())
@@ -113,7 +166,7 @@ impl TakeOver {
     /// Stops every node this one started (SIGTERM: their live processes are paused for the
     /// next owner and their leases end at once) and waits for them.
     pub(crate) fn stop(mut self) {
-        for (shard, child) in &mut self.children {
+        for (shard, Started { child, .. }) in &mut self.children {
             let pid = i32::try_from(child.id()).ok().and_then(rustix::process::Pid::from_raw);
             if let Some(pid) = pid
                 && let Err(e) = rustix::process::kill_process(pid, rustix::process::Signal::TERM)
@@ -121,7 +174,7 @@ impl TakeOver {
                 eprintln!("agentvisor: the node serving shard {shard} could not be stopped: {e}");
             }
         }
-        for (shard, mut child) in self.children.drain() {
+        for (shard, Started { mut child, .. }) in self.children.drain() {
             match child.wait() {
                 Ok(status) => eprintln!("the node serving shard {shard} stopped ({status})"),
                 Err(e) => {
