@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 mod store_fixtures;
 
 use store_fixtures::{
-    V3_OBJECT_TABLES, downgrade, message, message_id, put_messages, refused_set_in_a_group,
+    V3_OBJECT_TABLES, V7_REBUILT_TABLES, downgrade, downgrade_to_6, message, message_id, put_messages,
+    refused_set_in_a_group,
 };
 
 fn row(ids: &mut CountingIds) -> ProcessRow {
@@ -106,10 +107,71 @@ impl Planned {
         plan.oid
     }
 
+    /// A root `me` with a goal, a labelled ephemeral root object `notes`, a spawned child that
+    /// exited and was released at the root's end, a profile and a host object, and an
+    /// ephemeral handle of the root's on the profile object.
+    fn a_life(&mut self, ids: &mut CountingIds) -> Life {
+        let me = ids.pid();
+        let goal = self.root(me, ids);
+        let notes = CreateRequest {
+            holder: me,
+            name: Some("notes".into()),
+            labels: labels(&["team:a"]),
+            ephemeral: true,
+            root: true,
+        };
+        let notes = self.create(notes, ids);
+        let request = SpawnViewRequest {
+            parent: me,
+            clearance: Some(labels(&["team:a", "pii"])),
+            default_skills: vec![],
+        };
+        let approval = self.space.plan_spawn_view(&request).expect("a spawn view");
+        let child = ids.pid();
+        let view = self.space.materialize_view(approval, child, ids).expect("materializes");
+        self.take(view.changes);
+        let result = self.space.plan_exit_result(child, ids).expect("a result");
+        self.take(result.changes);
+        let release = self.space.release_unmerged_children(me, &[child]).expect("releases");
+        self.take(release.changes);
+        let profile = ObjectMeta {
+            oid: ids.oid(),
+            owner: Owner::Profile("team-a".into()),
+            kind: ObjectKind::Data,
+            labels: BTreeSet::new(),
+            ephemeral: false,
+            released: false,
+        };
+        let host = ObjectMeta { oid: ids.oid(), owner: Owner::Host, ..profile.clone() };
+        self.take(vec![
+            ObjectChange::PutObject(profile.clone()),
+            ObjectChange::PutObject(host.clone()),
+            ObjectChange::PutHandle(Handle {
+                holder: me,
+                oid: profile.oid,
+                rights: ObjectRights::READ,
+                ephemeral: true,
+            }),
+        ]);
+        Life { me, goal, notes, child, child_goal: view.goal, result: result.oid, profile, host }
+    }
+
     /// The changes so far, as one change set, and the space they make.
     fn commit_set(&mut self) -> Vec<Change> {
         vec![Change::Objects(std::mem::take(&mut self.changes))]
     }
+}
+
+/// What [`Planned::a_life`] made.
+struct Life {
+    me: Pid,
+    goal: Oid,
+    notes: Oid,
+    child: Pid,
+    child_goal: Oid,
+    result: Oid,
+    profile: ObjectMeta,
+    host: ObjectMeta,
 }
 
 async fn resolve_all(tickets: Vec<CommitTicket>) -> Vec<Result<(), StoreError>> {
@@ -608,46 +670,8 @@ async fn object_rows_hold_the_documented_encodings() {
     let f = fixture();
     let store = open(&f.path);
     let mut ids = CountingIds::new(38);
-    let me = ids.pid();
     let mut m = Planned::new();
-    let goal = m.root(me, &mut ids);
-    let notes = CreateRequest {
-        holder: me,
-        name: Some("notes".into()),
-        labels: labels(&["team:a"]),
-        ephemeral: true,
-        root: true,
-    };
-    let notes = m.create(notes, &mut ids);
-    let request =
-        SpawnViewRequest { parent: me, clearance: Some(labels(&["team:a", "pii"])), default_skills: vec![] };
-    let approval = m.space.plan_spawn_view(&request).expect("a spawn view");
-    let child = ids.pid();
-    let view = m.space.materialize_view(approval, child, &mut ids).expect("materializes");
-    m.take(view.changes);
-    let result = m.space.plan_exit_result(child, &mut ids).expect("a result");
-    m.take(result.changes);
-    let release = m.space.release_unmerged_children(me, &[child]).expect("releases");
-    m.take(release.changes);
-    let profile = ObjectMeta {
-        oid: ids.oid(),
-        owner: Owner::Profile("team-a".into()),
-        kind: ObjectKind::Data,
-        labels: BTreeSet::new(),
-        ephemeral: false,
-        released: false,
-    };
-    let host = ObjectMeta { oid: ids.oid(), owner: Owner::Host, ..profile.clone() };
-    m.take(vec![
-        ObjectChange::PutObject(profile.clone()),
-        ObjectChange::PutObject(host.clone()),
-        ObjectChange::PutHandle(Handle {
-            holder: me,
-            oid: profile.oid,
-            rights: ObjectRights::READ,
-            ephemeral: true,
-        }),
-    ]);
+    let Life { me, goal, notes, child, child_goal, result, profile, host } = m.a_life(&mut ids);
     let mut changes = m.commit_set();
     changes.push(Change::PutPayload { oid: notes, envelope: Envelope::json(&serde_json::json!(7)) });
     store.submit(changes).await.expect("commits");
@@ -675,7 +699,7 @@ async fn object_rows_hold_the_documented_encodings() {
                 no.clone(),
             ],
             vec![
-                text(view.goal),
+                text(child_goal),
                 text("process"),
                 text(child),
                 text("goal"),
@@ -684,7 +708,7 @@ async fn object_rows_hold_the_documented_encodings() {
                 yes.clone()
             ],
             vec![
-                text(result.oid),
+                text(result),
                 text("process_result"),
                 text(child),
                 text("process_result"),
@@ -726,7 +750,7 @@ async fn object_rows_hold_the_documented_encodings() {
             ],
             vec![
                 text(child),
-                text(view.goal),
+                text(child_goal),
                 text(r#"["pii","team:a"]"#),
                 pii,
                 text("[]"),
@@ -741,7 +765,7 @@ async fn object_rows_hold_the_documented_encodings() {
     // The collected child keeps only its goal root; its names are gone with its memory.
     assert_eq!(
         table_rows(&conn, "object_roots", "pid, oid"),
-        vec![vec![text(me), text(goal)], vec![text(me), text(notes)], vec![text(child), text(view.goal)]]
+        vec![vec![text(me), text(goal)], vec![text(me), text(notes)], vec![text(child), text(child_goal)]]
     );
     // postcard: version 1 (varint), kind 0 = Json (varint), body length 1, body "7".
     assert_eq!(
@@ -967,7 +991,7 @@ async fn a_schema_1_file_is_migrated_on_open() {
 
     let store = open(&f.path);
     assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
-    assert_eq!(SCHEMA_VERSION, 6);
+    assert_eq!(SCHEMA_VERSION, 7);
     assert_eq!(message_indexes(&f.path), full_indexes, "the same indexes as a new file");
     let conn = rusqlite::Connection::open(&f.path).expect("opens");
     for index in ["object_memory_uncollected", "object_meta_unreleased", "object_meta_owner"] {
@@ -1110,6 +1134,66 @@ async fn a_schema_2_file_with_results_is_migrated_on_open() {
     let space = store.object_memory_of(&[], &[answered.0]).expect("reads");
     assert_eq!(space.object(answered.0).map(|o| o.released), Some(true));
     assert_eq!(store.payload_oids(), Ok(BTreeSet::new()));
+}
+
+/// Whether `table` of the file at `path` is a `WITHOUT ROWID` table.
+fn without_rowid(path: &Path, table: &str) -> bool {
+    let conn = rusqlite::Connection::open(path).expect("opens");
+    let sql: String = conn
+        .query_row("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1", [table], |r| r.get(0))
+        .expect("the table exists");
+    sql.trim_end().ends_with("WITHOUT ROWID")
+}
+
+/// A schema-6 file holding object memory (a root, its objects, a child that exited and was
+/// released, a handle on a profile object, a payload) is rebuilt `WITHOUT ROWID` on open:
+/// every row and index as before, the same tables as a new file, read back as the space.
+#[tokio::test]
+async fn a_schema_6_file_with_object_memory_is_migrated_on_open() {
+    let f = fixture();
+    let fresh = fixture();
+    drop(open(&fresh.path));
+    let mut ids = CountingIds::new(42);
+    let mut m = Planned::new();
+    let Life { notes, child, profile, .. } = m.a_life(&mut ids);
+    let mut changes = m.commit_set();
+    let payload = Envelope::json(&serde_json::json!({"notes": 1}));
+    changes.push(Change::PutPayload { oid: notes, envelope: payload.clone() });
+    {
+        let store = open(&f.path);
+        store.submit(changes).await.expect("commits");
+    }
+    let rows_of = |path: &Path| {
+        let conn = rusqlite::Connection::open(path).expect("opens");
+        V7_REBUILT_TABLES.map(|table| table_rows(&conn, table, "1, 2"))
+    };
+    let rows = rows_of(&f.path);
+    downgrade_to_6(&f.path);
+    assert_eq!(schema_version(&f.path), 6);
+    assert!(V7_REBUILT_TABLES.iter().all(|table| !without_rowid(&f.path, table)), "rowid tables");
+    assert_eq!(rows_of(&f.path), rows, "the schema-6 file holds the same rows");
+
+    let store = open(&f.path);
+    assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
+    assert!(V7_REBUILT_TABLES.iter().all(|table| without_rowid(&f.path, table)), "rebuilt");
+    assert!(!without_rowid(&f.path, "object_payloads"), "payloads keep their rowid table");
+    assert_eq!(object_schema(&f.path), object_schema(&fresh.path), "the same tables as a new file");
+    assert_eq!(rows_of(&f.path), rows, "every row carried over");
+    let mut read = store.object_space().expect("reads");
+    assert_eq!(read, m.space.resident());
+    read.adopt(store.object_memory_of(&[child], &[]).expect("reads"));
+    assert_eq!(read, m.space);
+    assert_eq!(store.payload(notes), Ok(Some(payload)));
+    // The migrated memory carries on: a release is committed and read back.
+    store
+        .submit(vec![Change::Objects(vec![ObjectChange::ReleaseObject { oid: profile.oid }])])
+        .await
+        .expect("commits");
+    drop(store);
+    let store = open(&f.path);
+    assert_eq!(schema_version(&f.path), i64::from(SCHEMA_VERSION));
+    let space = store.object_memory_of(&[], &[profile.oid]).expect("reads");
+    assert_eq!(space.object(profile.oid).map(|o| o.released), Some(true));
 }
 
 #[tokio::test]

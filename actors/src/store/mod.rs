@@ -39,7 +39,7 @@ use std::task::{Context, Poll};
 
 /// The schema version this build writes and understands; older files are migrated to it on
 /// open (the version log is in `docs/storage-format.md`).
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// One durable change. A change set (`Vec<Change>`) commits atomically or not at all.
 #[derive(Clone, Debug, PartialEq)]

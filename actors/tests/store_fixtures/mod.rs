@@ -234,6 +234,50 @@ pub(crate) const V1_OBJECTS_TABLE: &str = "CREATE TABLE objects (
 pub(crate) const V3_OBJECT_TABLES: [&str; 6] =
     ["object_meta", "object_handles", "object_names", "object_roots", "object_memory", "object_payloads"];
 
+/// The object-memory tables as schema 3 to 6 made them: rowid tables, each text key in an
+/// index of its own.
+const V6_OBJECT_TABLES: &str = "
+CREATE TABLE object_meta (
+    oid TEXT PRIMARY KEY, owner_kind TEXT NOT NULL, owner_ref TEXT NULL, kind TEXT NOT NULL,
+    labels TEXT NOT NULL, ephemeral INTEGER NOT NULL, released INTEGER NOT NULL);
+CREATE TABLE object_handles (
+    holder TEXT NOT NULL, oid TEXT NOT NULL, rights INTEGER NOT NULL, ephemeral INTEGER NOT NULL,
+    PRIMARY KEY (holder, oid));
+CREATE INDEX object_handles_oid ON object_handles (oid, holder);
+CREATE TABLE object_names (pid TEXT NOT NULL, name TEXT NOT NULL, oid TEXT NOT NULL, PRIMARY KEY (pid, name));
+CREATE TABLE object_roots (pid TEXT NOT NULL, oid TEXT NOT NULL, PRIMARY KEY (pid, oid));
+CREATE TABLE object_memory (
+    pid TEXT PRIMARY KEY, goal TEXT NULL, clearance TEXT NULL, context TEXT NOT NULL,
+    skills TEXT NOT NULL, collection TEXT NULL);
+CREATE INDEX object_memory_uncollected ON object_memory (pid) WHERE collection IS NULL;
+CREATE INDEX object_meta_unreleased ON object_meta (oid) WHERE released = 0;
+CREATE INDEX object_meta_owner ON object_meta (owner_ref);
+";
+
+/// The object-memory tables schema 7 rebuilt `WITHOUT ROWID`.
+pub(crate) const V7_REBUILT_TABLES: [&str; 5] =
+    ["object_meta", "object_handles", "object_names", "object_roots", "object_memory"];
+
+/// Turns a closed store file of the current schema into what a schema-6 build wrote: the
+/// object-memory tables rebuilt as rowid tables with the same rows.
+pub(crate) fn downgrade_to_6(path: &std::path::Path) {
+    let conn = rusqlite::Connection::open(path).expect("opens");
+    let mut batch = String::from("BEGIN;\n");
+    // The rows aside, the tables dropped with their indexes, made again as schema 6 had them.
+    for table in V7_REBUILT_TABLES {
+        batch
+            .push_str(&format!("CREATE TABLE {table}_rows AS SELECT * FROM {table};\nDROP TABLE {table};\n"));
+    }
+    batch.push_str(V6_OBJECT_TABLES);
+    for table in V7_REBUILT_TABLES {
+        batch.push_str(&format!(
+            "INSERT INTO {table} SELECT * FROM {table}_rows;\nDROP TABLE {table}_rows;\n"
+        ));
+    }
+    batch.push_str("UPDATE meta SET value = 6 WHERE key = 'schema_version';\nCOMMIT;");
+    conn.execute_batch(&batch).expect("rebuilds the schema-6 tables");
+}
+
 /// Turns a closed store file into what a build of schema `version` (1 or 2) wrote: the object
 /// memory tables give way to the old `objects` table, version 1 also loses its mailboxes
 /// (dropping a table drops its indexes), and `schema_version` says `version`. Process rows,

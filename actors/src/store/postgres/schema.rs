@@ -1,7 +1,8 @@
 //! The PostgreSQL schema, its version check and migrations, and how connections are opened.
 //!
-//! The tables, columns and indexes are SQLite's (schema 6), in PostgreSQL's types: `BIGINT` for
-//! integers and flags, `BYTEA` for envelopes, `TEXT` for ids, words and JSON (which escapes
+//! The tables, columns and indexes are SQLite's (schema 7, whose `WITHOUT ROWID` has no
+//! counterpart here: a PostgreSQL table is a heap and its key an index), in PostgreSQL's types:
+//! `BIGINT` for integers and flags, `BYTEA` for envelopes, `TEXT` for ids, words and JSON (which escapes
 //! control characters). Free text a caller chose (a goal, a message body, a channel, a name, a
 //! key) may hold NUL, which PostgreSQL's `TEXT` refuses, so it is `BYTEA` holding UTF-8. Ids are lowercase
 //! hyphenated UUIDs of one length with hyphens in the same places, so they sort the same under

@@ -180,13 +180,84 @@ ALTER TABLE processes ADD COLUMN restart TEXT NULL;
 /// what is live without scanning the history, written beside the queries that use them.
 const SCHEMA_V6: &str = RESIDENT_INDEXES;
 
+/// What schema version 7 changes: the object-memory tables keyed by text are rebuilt `WITHOUT
+/// ROWID`, so each row lives in its key's B-tree and a write touches one page fewer (a rowid
+/// table keeps its text key in a separate index). A spawn's commit writes object memory's rows
+/// for the child's memory and goal: five pages fewer of some twenty. Payloads keep their rowid
+/// table: their rows are large. Each table is copied into its new form, the old one (with its
+/// indexes) dropped and the new one renamed; the indexes are made again (the resident ones by
+/// [`RESIDENT_INDEXES`], the step's second batch).
+const SCHEMA_V7: &str = "
+CREATE TABLE object_meta_v7 (
+    oid        TEXT PRIMARY KEY,
+    owner_kind TEXT NOT NULL,
+    owner_ref  TEXT NULL,
+    kind       TEXT NOT NULL,
+    labels     TEXT NOT NULL,
+    ephemeral  INTEGER NOT NULL,
+    released   INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO object_meta_v7 (oid, owner_kind, owner_ref, kind, labels, ephemeral, released)
+    SELECT oid, owner_kind, owner_ref, kind, labels, ephemeral, released FROM object_meta;
+DROP TABLE object_meta;
+ALTER TABLE object_meta_v7 RENAME TO object_meta;
+CREATE TABLE object_handles_v7 (
+    holder    TEXT NOT NULL,
+    oid       TEXT NOT NULL,
+    rights    INTEGER NOT NULL,
+    ephemeral INTEGER NOT NULL,
+    PRIMARY KEY (holder, oid)
+) WITHOUT ROWID;
+INSERT INTO object_handles_v7 (holder, oid, rights, ephemeral)
+    SELECT holder, oid, rights, ephemeral FROM object_handles;
+DROP TABLE object_handles;
+ALTER TABLE object_handles_v7 RENAME TO object_handles;
+CREATE INDEX object_handles_oid ON object_handles (oid, holder);
+CREATE TABLE object_names_v7 (
+    pid  TEXT NOT NULL,
+    name TEXT NOT NULL,
+    oid  TEXT NOT NULL,
+    PRIMARY KEY (pid, name)
+) WITHOUT ROWID;
+INSERT INTO object_names_v7 (pid, name, oid) SELECT pid, name, oid FROM object_names;
+DROP TABLE object_names;
+ALTER TABLE object_names_v7 RENAME TO object_names;
+CREATE TABLE object_roots_v7 (
+    pid TEXT NOT NULL,
+    oid TEXT NOT NULL,
+    PRIMARY KEY (pid, oid)
+) WITHOUT ROWID;
+INSERT INTO object_roots_v7 (pid, oid) SELECT pid, oid FROM object_roots;
+DROP TABLE object_roots;
+ALTER TABLE object_roots_v7 RENAME TO object_roots;
+CREATE TABLE object_memory_v7 (
+    pid        TEXT PRIMARY KEY,
+    goal       TEXT NULL,
+    clearance  TEXT NULL,
+    context    TEXT NOT NULL,
+    skills     TEXT NOT NULL,
+    collection TEXT NULL
+) WITHOUT ROWID;
+INSERT INTO object_memory_v7 (pid, goal, clearance, context, skills, collection)
+    SELECT pid, goal, clearance, context, skills, collection FROM object_memory;
+DROP TABLE object_memory;
+ALTER TABLE object_memory_v7 RENAME TO object_memory;
+";
+
 /// The migration steps: `MIGRATIONS[i]` takes a file from version `i` to version `i + 1`
-/// (version 0 being an empty file). Sized by [`SCHEMA_VERSION`], so bumping the version
-/// without adding its step does not compile. Every step is DDL, plus the statements that carry
-/// rows from a table it replaces into their new home, and runs inside the open transaction
-/// together with the version bump.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] =
-    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6];
+/// (version 0 being an empty file), its batches run in order. Sized by [`SCHEMA_VERSION`], so
+/// bumping the version without adding its step does not compile. Every step is DDL, plus the
+/// statements that carry rows from a table it replaces into their new home, and runs inside
+/// the open transaction together with the version bump.
+const MIGRATIONS: [&[&str]; SCHEMA_VERSION as usize] = [
+    &[SCHEMA_V1],
+    &[SCHEMA_V2],
+    &[SCHEMA_V3],
+    &[SCHEMA_V4],
+    &[SCHEMA_V5],
+    &[SCHEMA_V6],
+    &[SCHEMA_V7, RESIDENT_INDEXES],
+];
 
 fn open_error(path: &Path, message: impl std::fmt::Display) -> StoreError {
     StoreError::Open { path: path.display().to_string(), message: message.to_string() }
@@ -365,8 +436,8 @@ fn create_schema(conn: &Connection) -> Result<(), SchemaError> {
         // `check_version` refused negative versions before; 0 is an empty file.
         let done = usize::try_from(found).unwrap_or(0);
         if done < MIGRATIONS.len() {
-            for step in &MIGRATIONS[done..] {
-                conn.execute_batch(step)?;
+            for batch in MIGRATIONS[done..].iter().copied().flatten() {
+                conn.execute_batch(batch)?;
             }
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema_version', ?1) \
