@@ -2,6 +2,7 @@
 //! `SqliteStore` and `PostgresStore` do too. The PostgreSQL cases each get a fresh database on
 //! the test server (`pg_server`).
 
+use agentvisor_actors::kernel::budget::Usage;
 use agentvisor_actors::kernel::capability::{ConstraintValue, Constraints, Grant, Rights};
 use agentvisor_actors::kernel::ids::{CountingIds, Epoch, IdSource, Oid, Pid};
 use agentvisor_actors::kernel::mailbox::{MailboxQuery, Message, MessageFilter, MessageId, MessageKind};
@@ -12,7 +13,9 @@ use agentvisor_actors::kernel::objects::{
 };
 use agentvisor_actors::kernel::process::Event;
 use agentvisor_actors::kernel::status::{FailureKind, Sender, Status};
-use agentvisor_actors::store::{Change, CommitReceipt, Envelope, ProcessQuery, Store, StoreError};
+use agentvisor_actors::store::{
+    Change, ChildrenAtStart, CommitReceipt, Envelope, ProcessQuery, Store, StoreError,
+};
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -107,10 +110,14 @@ async fn live_reads_answer_as_the_reads_one_by_one(store: &dyn Store) {
     let mut ids = CountingIds::new(30);
     let a = launched(&mut ids, None);
     let a1 = with(launched(&mut ids, Some(&a)), [start()]);
-    let a2 = with(launched(&mut ids, Some(&a)), [start(), Event::Exit { result_oid: None }]);
+    let mut a2 = with(launched(&mut ids, Some(&a)), [start(), Event::Exit { result_oid: None }]);
+    a2.account.self_spent.tokens = 5;
+    let mut a3 = with(launched(&mut ids, Some(&a)), [start(), Event::Exit { result_oid: None }]);
+    a3.account.self_spent.tool_calls = 2;
+    a3.account.children_spent.tokens = 7;
     let a1x = launched(&mut ids, Some(&a1));
     let c = launched(&mut ids, None);
-    let rows = [&a, &a1, &a2, &a1x, &c];
+    let rows = [&a, &a1, &a2, &a3, &a1x, &c];
     commit(store, rows.iter().rev().map(|r| Change::PutProcess((*r).clone())).collect()).await;
     let (g1, g2, g3) =
         (grant(&mut ids, a.pid, None), grant(&mut ids, a1.pid, None), grant(&mut ids, a.pid, None));
@@ -126,11 +133,8 @@ async fn live_reads_answer_as_the_reads_one_by_one(store: &dyn Store) {
     let reads = store.live_reads(&asked).expect("reads");
     for pid in &asked {
         let query = ProcessQuery { parent: Some(*pid), include_terminal: true, ..ProcessQuery::default() };
-        assert_eq!(
-            reads.children.get(pid),
-            Some(&store.processes(query).expect("reads")),
-            "children of {pid}"
-        );
+        let one_by_one: ChildrenAtStart = store.processes(query).expect("reads").into_iter().collect();
+        assert_eq!(reads.children.get(pid), Some(&one_by_one), "children of {pid}");
         assert_eq!(reads.grants.get(pid), Some(&store.grants_of(*pid).expect("reads")), "grants of {pid}");
         let has_unread = store.unread_count(*pid).expect("reads") > 0;
         assert_eq!(reads.unread.contains(pid), has_unread, "unread mail of {pid}");
@@ -138,7 +142,11 @@ async fn live_reads_answer_as_the_reads_one_by_one(store: &dyn Store) {
     assert_eq!(reads.children.len(), asked.len());
     assert_eq!(reads.grants.len(), asked.len());
     assert_eq!(reads.unread, [a1.pid].into_iter().collect(), "only a1 of the asked has unread mail");
-    assert_eq!(reads.children[&a.pid], vec![a1, a2], "terminal children too, in pid order");
+    let of_a = &reads.children[&a.pid];
+    assert_eq!(of_a.live, vec![a1], "the live children's rows");
+    assert_eq!((of_a.ended, of_a.total()), (2, 3), "the ended children counted");
+    let spent = Usage { tokens: 12, tool_calls: 2, ..Usage::default() };
+    assert_eq!(of_a.ended_spent, spent, "what the ended children's subtrees spent, added up");
 }
 
 async fn rows_breaking_invariants_are_refused(store: &dyn Store) {

@@ -8,8 +8,7 @@ use super::program::ImageRegistry;
 use super::telemetry::Telemetry;
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, Pid};
-use crate::kernel::process::ProcessRow;
-use crate::store::{LiveReads, ProcessQuery, Store, StoreError};
+use crate::store::{ChildrenAtStart, LiveReads, ProcessQuery, Store, StoreError};
 use dashmap::DashMap;
 use parking_lot::Mutex;
 use ractor::ActorRef;
@@ -86,12 +85,13 @@ impl Shared {
         !self.opened.load(Ordering::Acquire)
     }
 
-    /// A recovered process's children, terminal ones included: read at the opening, else now.
-    pub(crate) fn children_at_start(&self, pid: Pid) -> Result<Vec<ProcessRow>, StoreError> {
+    /// A recovered process's children (the live ones' rows, what the ended ones add up to):
+    /// read at the opening, else now.
+    pub(crate) fn children_at_start(&self, pid: Pid) -> Result<ChildrenAtStart, StoreError> {
         if let Some(children) = self.opening.lock().as_mut().and_then(|r| r.children.remove(&pid)) {
             return Ok(children);
         }
-        self.store.processes(ProcessQuery::children_of(pid))
+        Ok(self.store.processes(ProcessQuery::children_of(pid))?.into_iter().collect())
     }
 
     /// A recovered process's grants: read at the opening, else now.

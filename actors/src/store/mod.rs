@@ -27,6 +27,7 @@ pub use postgres::{
 pub use sql::writer::WriterHold;
 pub use sqlite::{SqliteStore, WriterPragmas};
 
+use crate::kernel::budget::{Account, Usage};
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
@@ -297,12 +298,55 @@ impl ProcessQuery {
 /// What [`Store::live_reads`] answers about a set of processes.
 #[derive(Debug, Default)]
 pub struct LiveReads {
-    /// Each process's children, terminal ones included, in pid order.
-    pub children: HashMap<Pid, Vec<ProcessRow>>,
+    /// Each process's children: the live ones' rows, and what the terminal ones add up to.
+    pub children: HashMap<Pid, ChildrenAtStart>,
     /// Each process's grants, live and revoked, in grant id order.
     pub grants: HashMap<Pid, Vec<Grant>>,
     /// The processes with at least one unread message.
     pub unread: HashSet<Pid>,
+}
+
+/// A process's children as its recovered actor needs them: the rows of the live ones, in pid
+/// order, and what the terminal ones add up to, so that a long-lived parent's history is
+/// folded as it is read, never held.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ChildrenAtStart {
+    /// The live children's rows, in pid order.
+    pub live: Vec<ProcessRow>,
+    /// How many children have ended.
+    pub ended: usize,
+    /// What the ended children's subtrees spent (their accounts' `total_spent`, added up).
+    pub ended_spent: Usage,
+}
+
+impl ChildrenAtStart {
+    /// Counts one ended child, by its account.
+    pub fn add_ended(&mut self, account: &Account) {
+        self.ended += 1;
+        self.ended_spent.add_spend(&account.total_spent());
+    }
+
+    /// Adds one child's row: kept if it is live, counted if it has ended.
+    pub fn add(&mut self, row: ProcessRow) {
+        if row.status.is_terminal() {
+            self.add_ended(&row.account);
+        } else {
+            self.live.push(row);
+        }
+    }
+
+    /// Every child, live and ended.
+    pub fn total(&self) -> usize {
+        self.live.len() + self.ended
+    }
+}
+
+impl FromIterator<ProcessRow> for ChildrenAtStart {
+    fn from_iter<I: IntoIterator<Item = ProcessRow>>(rows: I) -> ChildrenAtStart {
+        let mut children = ChildrenAtStart::default();
+        rows.into_iter().for_each(|row| children.add(row));
+        children
+    }
 }
 
 /// The durable store of kernel state.
@@ -329,14 +373,15 @@ pub trait Store: Send + Sync + 'static {
     fn grants_of(&self, holder: Pid) -> Result<Vec<Grant>, StoreError>;
 
     /// What a starting runtime reads about each of its live processes `pids`, for all of them
-    /// at once: their children and their grants as [`Store::processes`] and
-    /// [`Store::grants_of`] give them, and which have unread messages. A store over a network
+    /// at once: their children as [`Store::processes`] gives them, folded into
+    /// [`ChildrenAtStart`] (the ended ones counted as they are read, not held), their grants as
+    /// [`Store::grants_of`] gives them, and which have unread messages. A store over a network
     /// answers in a few statements instead of several round trips per process. The default
     /// asks process by process.
     fn live_reads(&self, pids: &[Pid]) -> Result<LiveReads, StoreError> {
         let mut reads = LiveReads::default();
         for &pid in pids {
-            reads.children.insert(pid, self.processes(ProcessQuery::children_of(pid))?);
+            reads.children.insert(pid, self.processes(ProcessQuery::children_of(pid))?.into_iter().collect());
             reads.grants.insert(pid, self.grants_of(pid)?);
             if self.unread_count(pid)? > 0 {
                 reads.unread.insert(pid);

@@ -28,6 +28,7 @@ mod wait_group;
 
 use super::calls::{Call, CallOk, CallReply, ToolError};
 use super::shared::Shared;
+use crate::kernel::budget::{Budget, ChildShare};
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::Pid;
 use crate::kernel::mailbox::{Message, Notice};
@@ -223,13 +224,20 @@ impl Actor for ProcessActor {
         let mut live_rows = Vec::new();
         if args.recovering {
             let children = self.shared.children_at_start(pid)?;
-            children_total = children.len();
-            row.account.rebuild_children(children.iter().map(|c| crate::kernel::budget::ChildShare {
-                limit: c.account.limit,
-                spent: c.account.total_spent(),
-                terminal: c.status.is_terminal(),
-            }));
-            live_rows = children.into_iter().filter(|c| !c.status.is_terminal()).collect();
+            children_total = children.total();
+            let ended = ChildShare { limit: Budget::default(), spent: children.ended_spent, terminal: true };
+            row.account.rebuild_children(
+                children
+                    .live
+                    .iter()
+                    .map(|c| ChildShare {
+                        limit: c.account.limit,
+                        spent: c.account.total_spent(),
+                        terminal: false,
+                    })
+                    .chain([ended]),
+            );
+            live_rows = children.live;
             live_children = live_rows.iter().map(|c| c.pid).collect();
         }
         let mut state = ProcessState {

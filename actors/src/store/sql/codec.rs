@@ -206,7 +206,7 @@ impl RawProcess {
             epoch: self.epoch.map(|e| uint(e, "epoch").map(Epoch)).transpose()?,
             resume_claim: self.resume_claim.map(|c| uint(c, "resume_claim")).transpose()?,
             started: self.started,
-            account: from_json::<Account>(&self.account, "account")?,
+            account: account(&self.account)?,
             restart: opt_from_json::<RestartState>(self.restart.as_deref(), "restart")?.unwrap_or_default(),
         };
         row.check().map_err(|e| corrupt(format!("process row read back: {e}")))?;
@@ -293,6 +293,11 @@ pub(in crate::store) fn grant_id(text: &str) -> Result<GrantId, StoreError> {
 }
 
 /// Parses a pid column.
+/// A process row's `account` column.
+pub(in crate::store) fn account(text: &str) -> Result<Account, StoreError> {
+    from_json(text, "account")
+}
+
 pub(in crate::store) fn pid(text: &str) -> Result<Pid, StoreError> {
     id(text, "pid")
 }

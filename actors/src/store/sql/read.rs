@@ -13,7 +13,7 @@ use crate::kernel::ids::{Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
 use crate::kernel::objects::{ObjectChange, ObjectSpace};
 use crate::kernel::process::ProcessRow;
-use crate::store::{CallKey, Envelope, LiveReads, ProcessQuery, StoreError};
+use crate::store::{CallKey, ChildrenAtStart, Envelope, LiveReads, ProcessQuery, StoreError};
 use std::collections::BTreeSet;
 
 /// The predicates of the partial indexes, as literals so that [`RESIDENT_INDEXES`] and the
@@ -86,22 +86,49 @@ pub(in crate::store) fn grants_of(db: &mut dyn Db, holder: Pid) -> Result<Vec<Gr
 }
 
 /// What a starting runtime reads about its live processes, for all of `pids` in one snapshot
-/// and a few statements per [`IN_BATCH`] of them (see `Store::live_reads`): the children of
-/// each through `processes_parent`, the grants of each through `grants_holder`, and the
-/// recipients among them with an unread message through `messages_unread`.
+/// and a few statements per [`IN_BATCH`] of them (see `Store::live_reads`): the live children
+/// of each through `processes_live_parent`, the parent and account of each ended child through
+/// `processes_parent` (counted as they are read, so a parent with a long history costs its
+/// live children in memory), the grants of each through `grants_holder`, and the recipients
+/// among them with an unread message through `messages_unread`.
 pub(in crate::store) fn live_reads(
     db: &mut dyn Db,
     columns: &str,
     pids: &[Pid],
 ) -> Result<LiveReads, StoreError> {
     let keys: Vec<String> = pids.iter().map(Pid::to_string).collect();
-    let (children, grants, unread) = in_snapshot(db, |db| {
-        let children = select_in(
+    let mut reads = LiveReads::default();
+    for pid in pids {
+        reads.children.insert(*pid, ChildrenAtStart::default());
+        reads.grants.insert(*pid, Vec::new());
+    }
+    let mut ended_rows: Result<(), StoreError> = Ok(());
+    let (live, grants, unread) = in_snapshot(db, |db| {
+        let live = select_in(
             db,
-            &format!("SELECT {columns} FROM processes WHERE parent"),
+            &format!("SELECT {columns} FROM processes WHERE {LIVE_STATUS} AND parent"),
             &keys,
             " ORDER BY pid",
             RawProcess::read,
+        )?;
+        each_in(
+            db,
+            &format!("SELECT parent, account FROM processes WHERE NOT ({LIVE_STATUS}) AND parent"),
+            &keys,
+            "",
+            |r| {
+                let (parent, account) = (r.text(0)?, r.text(1)?);
+                if ended_rows.is_ok() {
+                    ended_rows = codec::pid(&parent).and_then(|parent| {
+                        let account = codec::account(&account)?;
+                        if let Some(children) = reads.children.get_mut(&parent) {
+                            children.add_ended(&account);
+                        }
+                        Ok(())
+                    });
+                }
+                Ok(())
+            },
         )?;
         let grants = select_in(
             db,
@@ -117,20 +144,16 @@ pub(in crate::store) fn live_reads(
             "",
             |r| r.text(0),
         )?;
-        Ok((children, grants, unread))
+        Ok((live, grants, unread))
     })
     .map_err(DbError::into_read)?;
-    let mut reads = LiveReads::default();
-    for pid in pids {
-        reads.children.insert(*pid, Vec::new());
-        reads.grants.insert(*pid, Vec::new());
-    }
-    for raw in children {
+    ended_rows?;
+    for raw in live {
         let row = raw.decode()?;
         let parent = row.parent.ok_or_else(|| {
             StoreError::Corrupt(format!("{} was read as a child but has no parent", row.pid))
         })?;
-        reads.children.entry(parent).or_default().push(row);
+        reads.children.entry(parent).or_default().live.push(row);
     }
     for raw in grants {
         let grant = raw.decode()?;
@@ -508,13 +531,29 @@ fn select_in<T>(
     mut read: impl FnMut(&dyn Row) -> Result<T, DbError>,
 ) -> Result<Vec<T>, DbError> {
     let mut out = Vec::new();
+    each_in(db, head, keys, tail, |row| {
+        out.push(read(row)?);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Calls `each` on every row of `head IN (keys…) tail`, as [`select_in`] reads them, keeping
+/// none.
+fn each_in(
+    db: &mut dyn Db,
+    head: &str,
+    keys: &[String],
+    tail: &str,
+    mut each: impl FnMut(&dyn Row) -> Result<(), DbError>,
+) -> Result<(), DbError> {
     for batch in keys.chunks(IN_BATCH) {
         let marks: Vec<String> = (1..=batch.len()).map(|i| format!("?{i}")).collect();
         let sql = format!("{head} IN ({}){tail}", marks.join(", "));
         let params: Vec<Param<'_>> = batch.iter().map(Param::from).collect();
-        out.extend(select(db, &sql, &params, &mut read)?);
+        db.query(&sql, &params, &mut each)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Keys bound per statement by [`select_in`]: under SQLite's default limit of 32,766
