@@ -197,6 +197,53 @@ async fn a_transient_child_is_restarted_after_a_failure_but_not_after_a_normal_e
     rt.shutdown().await.expect("shutdown");
 }
 
+/// A permanent child that ends while its supervisor is paused is restarted when the
+/// supervisor resumes, and only once, behind a long history of ended children: 1,500 of them,
+/// more than one read of the children returns (the kernel reads them 1,000 at a time).
+#[tokio::test]
+async fn a_restart_deferred_by_a_pause_is_made_once_on_resume_behind_a_long_history() {
+    let script = Script::default();
+    let rt = runtime(&script, Arc::new(ManualClock::new(1_000_000))).await;
+    let supervision = Supervision { strategy: Strategy::OneForOne, intensity: 1, period_ms: LONG_PERIOD_MS };
+    let root = rt.spawn_root(supervisor_spec(supervision, Budget::UNLIMITED)).await.expect("root");
+    let history = 1_500;
+    let mut done = Vec::new();
+    for _ in 0..history {
+        script.push("done", Act::Exit);
+        done.push(try_spawn(&rt, root, child("done", RestartPolicy::Temporary)).await.expect("spawn").pid);
+    }
+    for pid in done {
+        assert_eq!(rt.wait_terminal(pid).await.expect("ends").status, Status::Exited);
+    }
+    let mut events = rt.subscribe();
+    let worker = try_spawn(&rt, root, child("worker", RestartPolicy::Permanent)).await.expect("spawn").pid;
+
+    rt.signal(root, SignalKind::Pause, None).await.expect("pause");
+    script.push("worker", Act::Panic);
+    assert_eq!(decision(&mut events, root, worker).await.0, "deferred", "the parent is paused");
+    rt.signal(root, SignalKind::Resume, None).await.expect("resume");
+    // The resume is answered after the restarts it makes: the decision is already published.
+    let made = std::iter::from_fn(|| events.try_recv().ok()).find_map(|event| match event {
+        KernelEvent::ChildSupervised { parent, child, decision, restarted_as }
+            if parent == root && child == worker =>
+        {
+            Some((decision.to_string(), restarted_as))
+        }
+        _ => None,
+    });
+    let Some((what, Some(next))) = made else { panic!("no restart made on resume: {made:?}") };
+    assert_eq!(what, "restarted", "made on resume");
+    // Another pause and resume finds the restart made and makes no other.
+    rt.signal(root, SignalKind::Pause, None).await.expect("pause again");
+    rt.signal(root, SignalKind::Resume, None).await.expect("resume again");
+    let all = children(&rt, root);
+    assert_eq!(all.len(), history + 2, "the history, the worker and its one successor");
+    let live: Vec<Pid> = all.iter().filter(|c| !c.status.is_terminal()).map(|c| c.pid).collect();
+    assert_eq!(live, vec![next], "one live incarnation");
+    assert_eq!(row(&rt, root).restart.history.len(), 1, "one restart recorded");
+    assert_eq!(row(&rt, root).status, Status::Running);
+}
+
 #[tokio::test]
 async fn a_permanent_child_cancelled_by_its_parent_is_not_restarted() {
     let script = Script::default();

@@ -15,7 +15,7 @@ use crate::kernel::restart::{ChildSpec, RestartRecord};
 use crate::kernel::status::{FailureKind, Outcome, Sender, SignalKind, WaitState};
 use crate::runtime::calls::{SendRequest, ToolError};
 use crate::runtime::telemetry::KernelEvent;
-use crate::store::Change;
+use crate::store::{Change, ProcessQuery};
 use ractor::ActorRef;
 use std::collections::{HashMap, HashSet};
 
@@ -68,6 +68,10 @@ impl Decision {
 
 /// The channel of the runtime's messages about restarts to a supervisor.
 pub const SUPERVISION_CHANNEL: &str = "supervision";
+
+/// Children read per statement when a process looks for restarts due
+/// ([`ProcessActor::restart_pending`]).
+const RESTART_SCAN_PAGE: usize = 1_000;
 
 impl ProcessActor {
     /// A direct child ended (already settled): decides and acts. Anything but
@@ -219,16 +223,30 @@ impl ProcessActor {
             return;
         }
         let me = state.pid();
-        let query = crate::store::ProcessQuery::children_of(me);
-        let Ok(children) = self.shared.store.processes(query) else { return };
-        let successors: HashSet<_> =
-            children.iter().filter_map(|c| c.restart.spec.as_ref().and_then(|s| s.restart_of)).collect();
+        // The children are read a page at a time, keeping only the restartable ended ones and
+        // the pids successors name, so a parent with a long history holds a page of it.
+        let (mut successors, mut ended) = (HashSet::new(), Vec::new());
+        let mut query = ProcessQuery { limit: Some(RESTART_SCAN_PAGE), ..ProcessQuery::children_of(me) };
+        loop {
+            let Ok(page) = self.shared.store.processes(query) else { return };
+            let last_page = page.len() < RESTART_SCAN_PAGE;
+            query.after = page.last().map(|c| c.pid);
+            for c in page {
+                successors.extend(c.restart.spec.as_ref().and_then(|s| s.restart_of));
+                if c.status.is_terminal()
+                    && c.restart.spec.is_some()
+                    && c.outcome.as_ref().is_some_and(|o| c.restart.policy.restarts_after(o, me))
+                {
+                    ended.push(c);
+                }
+            }
+            if last_page {
+                break;
+            }
+        }
         let recorded: HashSet<_> = state.row.restart.history.iter().map(|r| r.old_pid).collect();
-        let due = children.into_iter().filter(|c| {
-            c.status.is_terminal()
-                && c.restart.spec.is_some()
-                && c.outcome.as_ref().is_some_and(|o| c.restart.policy.restarts_after(o, me))
-                && !successors.contains(&c.pid)
+        let due = ended.into_iter().filter(|c| {
+            !successors.contains(&c.pid)
                 && !recorded.contains(&c.pid)
                 && !state.restart_group.as_ref().is_some_and(|g| g.ended.iter().any(|e| e.pid == c.pid))
         });
