@@ -325,15 +325,16 @@ impl Requester {
         self.waiting.lock().insert(id, answered);
         // An answer written before this request was registered notified nobody: read it now.
         // One written later notifies after it is visible, so the wait below hears it.
-        let answer = match self.answer(id).await? {
-            Some(answer) => Some(answer),
-            None => {
+        let answer = match self.answer(id).await {
+            Ok(None) => {
                 let _ = tokio::time::timeout(ANSWER_WAIT, heard).await;
-                self.answer(id).await?
+                self.answer(id).await
             }
+            read => read,
         };
+        // Gone whether the request was answered, timed out or failed.
         self.waiting.lock().remove(&id);
-        let Some(answer) = answer else {
+        let Some(answer) = answer? else {
             return Err(ControlError::NoAnswer { waited_ms: ANSWER_WAIT.as_millis() as u64 });
         };
         match serde_json::from_str::<Line>(&answer) {

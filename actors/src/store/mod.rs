@@ -27,7 +27,7 @@ pub use postgres::{
 pub use sql::writer::WriterHold;
 pub use sqlite::{SqliteStore, WriterPragmas};
 
-use crate::kernel::budget::{Account, Usage};
+use crate::kernel::budget::{Account, Budget, ChildShare, Usage};
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::{Epoch, GrantId, Oid, Pid};
 use crate::kernel::mailbox::{MailboxPage, MailboxQuery, Message, MessageId};
@@ -338,6 +338,18 @@ impl ChildrenAtStart {
     /// Every child, live and ended.
     pub fn total(&self) -> usize {
         self.live.len() + self.ended
+    }
+
+    /// The children's shares of the parent's account ([`Account::rebuild_children`]): one per
+    /// live child, and the ended ones as one share, since a terminal share counts only its
+    /// spending, added up saturating, which their sum gives alike.
+    pub fn shares(&self) -> impl Iterator<Item = ChildShare> + '_ {
+        let live = self.live.iter().map(|c| ChildShare {
+            limit: c.account.limit,
+            spent: c.account.total_spent(),
+            terminal: false,
+        });
+        live.chain([ChildShare { limit: Budget::default(), spent: self.ended_spent, terminal: true }])
     }
 }
 

@@ -28,7 +28,6 @@ mod wait_group;
 
 use super::calls::{Call, CallOk, CallReply, ToolError};
 use super::shared::Shared;
-use crate::kernel::budget::{Budget, ChildShare};
 use crate::kernel::capability::Grant;
 use crate::kernel::ids::Pid;
 use crate::kernel::mailbox::{Message, Notice};
@@ -225,18 +224,7 @@ impl Actor for ProcessActor {
         if args.recovering {
             let children = self.shared.children_at_start(pid)?;
             children_total = children.total();
-            let ended = ChildShare { limit: Budget::default(), spent: children.ended_spent, terminal: true };
-            row.account.rebuild_children(
-                children
-                    .live
-                    .iter()
-                    .map(|c| ChildShare {
-                        limit: c.account.limit,
-                        spent: c.account.total_spent(),
-                        terminal: false,
-                    })
-                    .chain([ended]),
-            );
+            row.account.rebuild_children(children.shares());
             live_rows = children.live;
             live_children = live_rows.iter().map(|c| c.pid).collect();
         }
